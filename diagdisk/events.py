@@ -1,0 +1,136 @@
+"""The event record: every field declared once, with its type and meaning.
+
+Grammars name fields through their terminal names (a terminal `SECTOR` fills `sector`; `SECTOR__HEX`
+fills it from hex), and event kinds through rule aliases (`reset__bus` is kind `reset`, detail `bus`).
+Rules select on these field names; `diagdisk rules check` rejects a rule that names an unknown one.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+# field -> (python type, meaning)
+EVENT_FIELDS: dict[str, tuple[type, str]] = {
+    # origin
+    "source": (str, "path of the file inside the input, as in a sosreport"),
+    "line": (int, "1-based line number of the first physical line of the message"),
+    "raw": (str, "the log text as read (continuation lines joined with a space)"),
+    "grammar": (str, "grammar file that accepted the message"),
+    # time
+    "time": (str, "ISO 8601 wall-clock time, when known"),
+    "t": (float, "seconds on `clock` used for ordering and time windows"),
+    "clock": (str, "'wall' (epoch seconds) or 'uptime:<source>' (seconds since boot)"),
+    "time_quality": (str, "exact | year_inferred | uptime | none"),
+    # classification
+    "family": (str, "message family: scsi, block, ata, nvme, md, dm, fs, transport, topology"),
+    "kind": (str, "what happened: sense, scsi_result, io_error, timeout, abort, reset, offline, ..."),
+    "detail": (str, "qualifier of the kind: reset level, link state, md action, ..."),
+    # identity
+    "hctl": (str, "SCSI host:channel:target:lun"),
+    "host": (int, "SCSI host number"),
+    "channel": (int, "SCSI channel"),
+    "target": (int, "SCSI target id"),
+    "lun": (int, "SCSI logical unit"),
+    "device": (str, "whole-disk block device name the event blames (sdb, nvme0n1, sr0)"),
+    "partition": (str, "partition or member name as printed (sdb1)"),
+    "majmin": (str, "major:minor in decimal (8:19)"),
+    "ata_port": (str, "libata port (ata3)"),
+    "ata_link": (str, "libata link.device (ata3.00)"),
+    "nvme_ctrl": (str, "NVMe controller (nvme0)"),
+    "md": (str, "md array (md0)"),
+    "dm": (str, "device-mapper map (mpatha, dm-3)"),
+    "path_majmin": (str, "multipath path as major:minor"),
+    "usb_port": (str, "USB bus-port path (2-2.3)"),
+    "pci": (str, "PCI address of a controller (0000:06:00.0)"),
+    "driver": (str, "driver that printed the message when it names itself (mpt2sas, hpsa, uas)"),
+    # SCSI detail
+    "sense_key": (int, "SCSI sense key 0..15"),
+    "asc": (int, "additional sense code"),
+    "ascq": (int, "additional sense code qualifier"),
+    "deferred": (bool, "deferred error (reported against an earlier command)"),
+    "fru_code": (int, "field replaceable unit code from sense data"),
+    "host_byte": (str, "SCSI host byte name (DID_OK, DID_NO_CONNECT, ...)"),
+    "driver_byte": (str, "SCSI driver byte name"),
+    "result": (int, "legacy SCSI result word (return code)"),
+    "opcode": (int, "CDB operation code"),
+    "op": (str, "operation: READ, WRITE, FLUSH, DISCARD, ..."),
+    "sector": (int, "failing 512-byte sector or LBA the message names"),
+    "tag": (int, "command tag"),
+    # ATA detail
+    "ata_status": (str, "ATA status register bits by name, space separated"),
+    "ata_error": (str, "ATA error register bits by name, space separated"),
+    "serror": (str, "SATA SError bits by name"),
+    "emask": (int, "libata error mask"),
+    "ata_command": (str, "failed ATA command name"),
+    "link_speed": (str, "SATA link speed (3.0 Gbps)"),
+    # NVMe detail
+    "nvme_status": (str, "NVMe status name"),
+    "qid": (int, "NVMe queue id (0 = admin)"),
+    # md / dm
+    "md_level": (str, "raid level"),
+    "md_devices_left": (int, "devices still operating"),
+    # counts
+    "repeat": (int, "how many identical messages this event stands for"),
+    "text": (str, "free text the message carries (an error name, a filesystem function)"),
+}
+
+EVENT_KINDS: dict[str, str] = {
+    "sense": "the device returned CHECK CONDITION with sense data (key, ASC/ASCQ)",
+    "sense_detail": "one more line of a sense report (ASC/ASCQ text, sense key) merged into it",
+    "scsi_result": "a command completed with a non-good SCSI result (host/driver byte, return code)",
+    "result_detail": "one more line of a result report",
+    "scsi_context": "a line that only names the device the next lines are about",
+    "scsi_error_report": "mptscsih 'SCSI Error Report' block header",
+    "cdb": "the CDB of the failed command",
+    "io_error": "the block layer failed an I/O (end_request, blk_update_request, Buffer I/O error)",
+    "timeout": "a command timed out",
+    "abort": "the error handler aborted a command",
+    "reset": "a device, target, bus or host reset (detail says which and whether it failed)",
+    "offline": "the kernel took a device offline or rejected I/O to an offline device",
+    "ata_exception": "libata exception report (Emask, SAct, SErr, action)",
+    "ata_detail": "one more line of a libata exception (failed command, taskfile, status, error bits)",
+    "ata_link": "SATA link event: hard reset, link down/up, speed limited, COMRESET failed",
+    "ata_eh_complete": "libata finished error handling on a port",
+    "ata_disabled": "libata disabled a device",
+    "nvme_error": "an NVMe command failed with a status",
+    "nvme_reset": "an NVMe controller was reset, went down or was removed (detail)",
+    "md_failure": "md failed a member (Disk failure on X, kicking, skipping faulty)",
+    "md_degraded": "md array running degraded",
+    "md_recovery": "md resync/recovery started or finished (detail)",
+    "md_member": "a member line of a RAID conf printout (wo/o flags)",
+    "md_redirect": "raid1 redirected a read to another mirror after a failure",
+    "md_sb_error": "md could not write a member's superblock",
+    "path_failure": "dm-multipath failed a path or a map lost its last path",
+    "path_reinstated": "dm-multipath reinstated a path",
+    "fs_error": "a filesystem reported an error or remounted read-only (detail)",
+    "transport": "a transport event: USB disconnect, FC loop down, FireWire bus reset (detail)",
+    "controller_error": "a host controller reported a fatal error or lockup",
+    "attach": "topology: a device was attached or identified (vendor, model, revision)",
+    "info": "a recognised storage line that reports no error",
+}
+
+IDENTITY_FIELDS = ("hctl", "device", "partition", "majmin", "ata_port", "ata_link", "nvme_ctrl",
+                   "md", "dm", "path_majmin", "usb_port", "pci")
+
+# Lines that only add detail to the report opened just before them (same source, nearby lines,
+# compatible identity): "Add. Sense:" after "Sense Key :", the libata "status:" after "exception".
+DETAIL_KINDS = frozenset({"sense_detail", "cdb", "ata_detail", "scsi_context", "result_detail"})
+# Kinds a detail may merge into, and what the merged report becomes.
+GROUP_KINDS = frozenset({"sense", "scsi_result", "scsi_context", "ata_exception", "scsi_error_report"})
+MERGE_WINDOW_LINES = 12
+
+
+@dataclass(frozen=True, slots=True)
+class FieldSpec:
+    name: str
+    type: type
+    meaning: str
+
+
+def field_specs() -> list[FieldSpec]:
+    return [FieldSpec(name, typ, meaning) for name, (typ, meaning) in EVENT_FIELDS.items()]
+
+
+def split_alias(alias: str) -> tuple[str, str | None]:
+    kind, _, detail = alias.partition("__")
+    return kind, (detail or None)

@@ -1,0 +1,153 @@
+"""Line framing: split a log line into its header (time, host, tag) and the kernel message.
+
+Headers are the envelope the logging system put around a message, not storage knowledge, so they are
+recognised here with anchored regular expressions; the message itself goes to the grammars.
+Headers nest (rsyslog around a dmesg stamp, a test harness clock around dmesg), so framing strips
+them repeatedly and keeps the most precise time it saw.
+"""
+
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass
+from datetime import datetime, timedelta, timezone
+
+MONTHS = {m: i for i, m in enumerate(
+    ("Jan", "Feb", "Mar", "Apr", "May", "Jun", "Jul", "Aug", "Sep", "Oct", "Nov", "Dec"), start=1)}
+
+_PRIORITIES = "emerg|alert|crit|err|error|warning|warn|notice|info|debug"
+
+# BSD syslog and journalctl short / short-precise: "Mar  2 18:07:17[.123456] host tag[pid]: msg"
+_BSD = re.compile(
+    r"(?P<mon>Jan|Feb|Mar|Apr|May|Jun|Jul|Aug|Sep|Oct|Nov|Dec) +(?P<day>\d{1,2}) "
+    r"(?P<hms>\d\d:\d\d:\d\d)(?P<frac>\.\d+)? (?P<host>\S+) "
+    r"(?:(?P<tag>[^\s:\[]+)(?:\[\d+\])?: ?|(?P<repeat>last message repeated (?P<times>\d+) times?))")
+# RFC 3339 rsyslog and journalctl short-iso: "2024-03-02T18:07:17.123+01:00 host tag: msg";
+# some templates put priority and facility words before a tag without a colon (no host).
+_ISO = re.compile(
+    r"(?P<date>\d{4}-\d\d-\d\d)[T ](?P<hms>\d\d:\d\d:\d\d)(?P<frac>[.,]\d+)?"
+    r"(?P<tz>Z|[+-]\d\d:?\d\d)? +"
+    r"(?:(?P<prio>" + _PRIORITIES + r") +\w+ +(?P<ptag>\S+) +"
+    r"|(?P<host>\S+) (?P<tag>[^\s:\[]+)(?:\[\d+\])?: ?)")
+# dmesg uptime stamp, also inside syslog messages ("kernel: [ 12.345] ...") and journal short-monotonic.
+_UPTIME = re.compile(r"\[ *(?P<up>\d+\.\d+)\] ?")
+# dmesg -T: "[Sat Mar  2 18:07:17 2024] "
+_DMESG_T = re.compile(
+    r"\[(?:Mon|Tue|Wed|Thu|Fri|Sat|Sun) (?P<mon>\w{3}) +(?P<day>\d{1,2}) (?P<hms>\d\d:\d\d:\d\d) (?P<year>\d{4})\] ?")
+# raw /dev/kmsg or dmesg -r priority prefix "<3>"
+_KMSG = re.compile(r"<\d{1,3}>")
+# a bare tag left when a journal was printed without timestamps ("kernel: msg")
+_BARE_TAG = re.compile(r"kernel: ?")
+# a test harness or console clock before a dmesg stamp: "04:30:32.34 [ 7194.579886] ..."
+_CONSOLE_CLOCK = re.compile(r"\d\d:\d\d:\d\d(?:\.\d+)? (?=\[)")
+
+# Text pasted through web pages and mail: typographic quotes are dropped, dashes made ASCII.
+_TYPOGRAPHY = str.maketrans({"\u201c": None, "\u201d": None, "\u201e": None, "\u2018": None,
+                             "\u2019": None, "\u2013": "-", "\u2014": "-", "\u00a0": " "})
+
+
+@dataclass(slots=True)
+class Framed:
+    """One physical line split into what the header says and the message."""
+
+    message: str
+    header: str | None = None          # which header style was found: syslog, rfc3339, dmesg, ...
+    host: str | None = None
+    tag: str | None = None
+    uptime: float | None = None
+    wall: datetime | None = None        # complete wall-clock time when the header carries a year
+    month_day_time: tuple[int, int, str, str] | None = None  # syslog time without a year
+    repeat: int | None = None           # "last message repeated N times"
+    indented: bool = False
+
+
+def normalize_text(text: str) -> str:
+    if text.isascii():
+        return text
+    return text.translate(_TYPOGRAPHY)
+
+
+def frame_line(line: str) -> Framed:
+    text = normalize_text(line.rstrip("\r\n"))
+    framed = Framed(message=text)
+    pos = 0
+    progress = True
+    while progress:
+        progress = False
+        m = _KMSG.match(text, pos)
+        if m:
+            pos = m.end()
+            progress = True
+            framed.header = framed.header or "kmsg"
+            continue
+        if framed.wall is None and framed.month_day_time is None:
+            m = _BSD.match(text, pos)
+            if m:
+                framed.header = "syslog"
+                framed.host = m["host"]
+                framed.month_day_time = (MONTHS[m["mon"]], int(m["day"]), m["hms"], m["frac"] or "")
+                if m["repeat"]:
+                    framed.repeat = int(m["times"])
+                    framed.message = ""
+                    return framed
+                framed.tag = m["tag"]
+                pos = m.end()
+                progress = True
+                continue
+            m = _ISO.match(text, pos)
+            if m:
+                framed.header = "rfc3339"
+                framed.host = m["host"]
+                framed.tag = m["tag"] or m["ptag"]
+                framed.wall = _parse_iso(m["date"], m["hms"], m["frac"], m["tz"])
+                pos = m.end()
+                progress = True
+                continue
+            m = _DMESG_T.match(text, pos)
+            if m and m["mon"] in MONTHS:
+                framed.header = framed.header or "dmesg_T"
+                framed.wall = datetime(int(m["year"]), MONTHS[m["mon"]], int(m["day"]),
+                                       *map(int, m["hms"].split(":")))
+                pos = m.end()
+                progress = True
+                continue
+        m = _CONSOLE_CLOCK.match(text, pos)
+        if m:
+            pos = m.end()
+            progress = True
+            continue
+        if framed.uptime is None:
+            m = _UPTIME.match(text, pos)
+            if m:
+                framed.header = framed.header or "dmesg"
+                framed.uptime = float(m["up"])
+                pos = m.end()
+                progress = True
+                continue
+        if framed.header is None:
+            m = _BARE_TAG.match(text, pos)
+            if m:
+                framed.header = "tag_only"
+                framed.tag = "kernel"
+                pos = m.end()
+                progress = True
+    rest = text[pos:]
+    stripped = rest.lstrip()
+    framed.indented = len(stripped) != len(rest)
+    framed.message = stripped.rstrip()
+    return framed
+
+
+def _parse_iso(date: str, hms: str, frac: str | None, tz: str | None) -> datetime:
+    year, month, day = map(int, date.split("-"))
+    hour, minute, second = map(int, hms.split(":"))
+    micro = int((frac[1:] + "000000")[:6]) if frac else 0
+    tzinfo = None
+    if tz:
+        if tz == "Z":
+            tzinfo = timezone.utc
+        else:
+            sign = 1 if tz[0] == "+" else -1
+            digits = tz[1:].replace(":", "")
+            tzinfo = timezone(sign * timedelta(hours=int(digits[:2]), minutes=int(digits[2:])))
+    return datetime(year, month, day, hour, minute, second, micro, tzinfo=tzinfo)

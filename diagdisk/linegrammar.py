@@ -1,0 +1,341 @@
+"""Kernel-message grammars: load grammars/*.lark, turn a message into an event dict.
+
+Each grammar is LALR with the contextual lexer, built once per process (never lark's cache=True: it
+loads a pickle from a predictable temp path). Terminal names name event fields, rule aliases name
+event kinds (see diagdisk.events). Storms repeat a few message shapes with different numbers, so a
+parse is cached by shape: the message with its numbers replaced by slots, and a cached shape is
+reused only when every slot that fed a field still matches that field's terminal and every other
+slot is unchanged.
+"""
+
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass, field
+from functools import cache
+from pathlib import Path
+from typing import Callable
+
+import yaml
+from lark import Lark, Token, Tree
+from lark.exceptions import LarkError
+
+from . import devnames
+from .events import EVENT_FIELDS, EVENT_KINDS, split_alias
+from .resources import grammars_dir
+
+# Order in which families are tried when several match a line: specific before generic.
+FAMILY_ORDER = ("scsi", "ata", "nvme", "md", "dm", "fs", "transport", "block", "topology")
+
+
+def _hex(text: str) -> int:
+    text = text.lower().removeprefix("0x").removesuffix("h")
+    return int(text, 16)
+
+
+def _sense_key_from_text(text: str) -> int | None:
+    from .decode.sense import sense_key_from_name
+    text = text.strip()
+    if re.fullmatch(r"(?:0x)?[0-9a-fA-F]{1,2}h?", text):
+        return _hex(text)
+    return sense_key_from_name(text)
+
+
+def _asc_ascq_from_text(text: str) -> tuple[int, int] | None:
+    from .decode.asc_ascq import lookup_description
+    return lookup_description(text.strip())
+
+
+def _hctl_fields(text: str) -> dict:
+    host, channel, target, lun = (int(x) for x in re.split(r"[:]", text))
+    return {"hctl": f"{host}:{channel}:{target}:{lun}", "host": host, "channel": channel,
+            "target": target, "lun": lun}
+
+
+def _aic_hctl_fields(text: str) -> dict:
+    """aic7xxx 'scsi0:A:4:0' / 'scsi0:0:4:0': host, channel (letter A = 0), target, lun."""
+    host, channel, target, lun = text.removeprefix("scsi").split(":")
+    channel_number = ord(channel) - ord("A") if channel.isalpha() else int(channel)
+    return _hctl_fields(f"{host}:{channel_number}:{target}:{lun}")
+
+
+def _blockdev_fields(text: str) -> dict:
+    disk = devnames.disk_of(text)
+    fields = {"device": disk}
+    if disk != text:
+        fields["partition"] = text
+    return fields
+
+
+def _ata_link_fields(text: str) -> dict:
+    port = text.split(".")[0]
+    fields = {"ata_port": port}
+    if "." in text:
+        fields["ata_link"] = text
+    return fields
+
+
+def _vendor_model_rev(text: str) -> dict:
+    """'SEAGATE  ST373307LC       0007' (scsi_device vendor %.8s, model %.16s, rev %.4s)."""
+    if len(text) >= 30 and text[8] == " " and text[25] == " ":
+        vendor, model, rev = text[:8], text[9:25], text[26:30]
+    else:
+        parts = text.split()
+        vendor, model, rev = (parts[0] if parts else None,
+                              " ".join(parts[1:-1]) or None, parts[-1] if len(parts) > 1 else None)
+    return {"vendor": (vendor or "").strip() or None, "model": (model or "").strip() or None,
+            "revision": (rev or "").strip() or None}
+
+
+def _bits(text: str) -> str:
+    return " ".join(text.replace("{", " ").replace("}", " ").split())
+
+
+# terminal name -> function(token text) -> dict of event fields
+CONVERTERS: dict[str, Callable[[str], dict]] = {
+    "HCTL": _hctl_fields,
+    "HOSTNUM": lambda t: {"host": int(t)},
+    "CHANNEL": lambda t: {"channel": int(t)},
+    "TARGET": lambda t: {"target": int(t)},
+    "LUN": lambda t: {"lun": int(t)},
+    "SCSIHOST": lambda t: {"host": int(t.removeprefix("scsi").removeprefix("host"))},
+    "BLOCKDEV": _blockdev_fields,
+    "MAJMIN__HEX": lambda t: {"majmin": devnames.parse_majmin(t, hex_numbers=True)},
+    "MAJMIN": lambda t: {"majmin": devnames.parse_majmin(t, hex_numbers=False)},
+    "SECTOR": lambda t: {"sector": int(t)},
+    "SECTOR__HEX": lambda t: {"sector": _hex(t)},
+    "TAG": lambda t: {"tag": int(t)},
+    "SENSE_KEY": lambda t: {"sense_key": _sense_key_from_text(t)},
+    "SENSE_KEY__H": lambda t: {"sense_key": _hex(t)},
+    "ASC__HEX": lambda t: {"asc": _hex(t)},
+    "ASC__H": lambda t: {"asc": _hex(t)},
+    "ASCQ__H": lambda t: {"ascq": _hex(t)},
+    "AIC_HCTL": lambda t: _aic_hctl_fields(t),
+    "CURRENT_DEFERRED": lambda t: {"deferred": t == "Deferred"},
+    "CDB_BYTES": lambda t: {"cdb_hex": " ".join(t.split())},
+    "SENSE_BYTES": lambda t: {"sense_hex": " ".join(t.split())},
+    "STATUS_NAME": lambda t: {"status": t},
+    "ASCQ__HEX": lambda t: {"ascq": _hex(t)},
+    "ASC_TEXT": lambda t: dict(zip(("asc", "ascq"), _asc_ascq_from_text(t) or ()), text=t.strip()),
+    "DEFERRED": lambda t: {"deferred": t.strip("[]").lower() == "deferred"},
+    "FRU__HEX": lambda t: {"fru_code": _hex(t)},
+    "HOST_BYTE": lambda t: {"host_byte": t},
+    "DRIVER_BYTE": lambda t: {"driver_byte": t},
+    "HOST_BYTE__HEX": lambda t: {"host_byte_code": _hex(t)},
+    "DRIVER_BYTE__HEX": lambda t: {"driver_byte_code": _hex(t)},
+    "RESULT__HEX": lambda t: {"result": _hex(t)},
+    "OPCODE__HEX": lambda t: {"opcode": _hex(t)},
+    "CDB_NAME": lambda t: {"op": t.split("(")[0].strip().upper()},
+    "OP": lambda t: {"op": t.upper()},
+    "ATA_LINK": _ata_link_fields,
+    "ATA_STATUS": lambda t: {"ata_status": _bits(t)},
+    "ATA_ERROR": lambda t: {"ata_error": _bits(t)},
+    "SERROR": lambda t: {"serror": _bits(t)},
+    "EMASK__HEX": lambda t: {"emask": _hex(t)},
+    "ATA_COMMAND": lambda t: {"ata_command": t.strip()},
+    "TASKFILE": lambda t: {"taskfile": t},
+    "LINK_SPEED": lambda t: {"link_speed": t},
+    "NVME_CTRL": lambda t: {"nvme_ctrl": t},
+    "NVME_STATUS": lambda t: {"nvme_status": t.strip()},
+    "SCT__HEX": lambda t: {"sct": _hex(t)},
+    "SC__HEX": lambda t: {"sc": _hex(t)},
+    "QID": lambda t: {"qid": int(t)},
+    "MD": lambda t: {"md": t},
+    "MD_LEVEL": lambda t: {"md_level": t},
+    "DEVICES_LEFT": lambda t: {"md_devices_left": int(t)},
+    "DM": lambda t: {"dm": t},
+    "PATH_MAJMIN": lambda t: {"path_majmin": t},
+    "USB_PORT": lambda t: {"usb_port": t},
+    "PCI": lambda t: {"pci": t},
+    "DRIVER": lambda t: {"driver": t},
+    "TEXT": lambda t: {"text": t.strip()},
+    "VENDOR": lambda t: {"vendor": t.strip()},
+    "MODEL": lambda t: {"model": t.strip()},
+    "REVISION": lambda t: {"revision": t.strip()},
+    "DEVTYPE": lambda t: {"devtype": t.strip()},
+    "WO": lambda t: {"md_write_only": int(t)},
+    "ONLINE": lambda t: {"md_online": int(t)},
+    "SLOT": lambda t: {"md_slot": int(t)},
+    "COUNT": lambda t: {"repeat": int(t)},
+    "VMR": lambda t: _vendor_model_rev(t),
+    "RESET_LEVEL": lambda t: {"detail": t},
+    "OUTCOME": lambda t: {"text": t},
+    # -- family converters below (one line each; keep names equal to the terminal) --
+}
+
+# Numbers (decimal or hex, optionally 0x-prefixed) not glued to letters: the slots of a shape.
+_SLOT = re.compile(r"(?<![0-9A-Za-z_])(?:0x)?[0-9A-Fa-f]*[0-9][0-9A-Fa-f]*(?![0-9A-Za-z_])")
+
+
+@dataclass
+class GrammarSpec:
+    name: str
+    path: Path
+    keywords: list[str]
+    accept: list[dict] = field(default_factory=list)
+    reject: list[str] = field(default_factory=list)
+
+
+@cache
+def grammar_specs() -> dict[str, GrammarSpec]:
+    specs = {}
+    for lark_path in sorted(grammars_dir().glob("*.lark")):
+        examples_path = lark_path.with_suffix(".examples.yml")
+        if not examples_path.exists():
+            continue  # shared terminal files carry no examples of their own
+        data = yaml.safe_load(examples_path.read_text()) or {}
+        specs[lark_path.stem] = GrammarSpec(
+            name=lark_path.stem, path=lark_path, keywords=list(data.get("keywords") or []),
+            accept=list(data.get("accept") or []), reject=list(data.get("reject") or []))
+    return specs
+
+
+def kernel_families() -> list[str]:
+    specs = grammar_specs()
+    names = [n for n in specs if specs[n].keywords]
+    return sorted(names, key=lambda n: (FAMILY_ORDER.index(n) if n in FAMILY_ORDER else 99, n))
+
+
+@cache
+def parser_for(name: str, strict: bool = False) -> Lark:
+    spec = grammar_specs()[name]
+    return Lark(spec.path.read_text(), parser="lalr", lexer="contextual", start="start",
+                import_paths=[grammars_dir()], maybe_placeholders=False, strict=strict)
+
+
+def tree_to_event(tree: Tree) -> tuple[dict, list[tuple[str, int, int]]]:
+    """Fields and kind of a parse tree, plus the (terminal, start, end) of every field token."""
+    event: dict = {}
+    spans: list[tuple[str, int, int]] = []
+    kind_found = False
+    for node in tree.iter_subtrees_topdown():
+        if not kind_found:
+            kind, detail = split_alias(str(node.data))
+            if kind in EVENT_KINDS:
+                event["kind"] = kind
+                if detail:
+                    event["detail"] = detail
+                kind_found = True
+        for child in node.children:
+            if isinstance(child, Token) and child.type in CONVERTERS:
+                spans.append((child.type, child.start_pos, child.end_pos))
+                for key, value in CONVERTERS[child.type](str(child)).items():
+                    if value is not None:
+                        event.setdefault(key, value)
+    spans.sort(key=lambda s: s[1])
+    return event, spans
+
+
+@dataclass
+class _Shape:
+    event: dict                                  # fields that do not come from a token
+    tokens: list[tuple[str, int, int]]           # field terminal, start, end in the first message
+    slot_spans: list[tuple[int, int]]            # number slots of the first message
+    fixed_slots: dict[int, str]                  # slots no field covers: must be unchanged
+
+
+def _shift(position: int, old_spans, new_spans) -> int | None:
+    """Where a token boundary of the first message falls in a message of the same shape."""
+    delta = 0
+    for (old_start, old_end), (new_start, new_end) in zip(old_spans, new_spans):
+        if old_end <= position:
+            delta = new_end - old_end
+        elif old_start < position:
+            return None  # a boundary inside a number: not rebuildable
+        else:
+            break
+    return position + delta
+
+
+class MessageParser:
+    """Parses kernel messages with the family grammars; one instance per worker."""
+
+    def __init__(self, families: list[str] | None = None, shape_cache_size: int = 20000):
+        self.families = families if families is not None else kernel_families()
+        self._parsers = {name: parser_for(name) for name in self.families}
+        self._terminal_res = {
+            name: {t.name: re.compile(t.pattern.to_regexp()) for t in parser.terminals}
+            for name, parser in self._parsers.items()}
+        self._shapes: dict[tuple[str, str], _Shape | None] = {}
+        self._cache_size = shape_cache_size
+
+    def parse(self, message: str, families=None) -> dict | None:
+        for family in (families or self.families):
+            if family not in self._parsers:
+                continue
+            event = self._parse_family(family, message)
+            if event is not None:
+                event["family"] = family
+                event["grammar"] = family
+                return event
+        return None
+
+    def _parse_family(self, family: str, message: str) -> dict | None:
+        slots = list(_SLOT.finditer(message))
+        key = (family, _SLOT.sub("#", message))
+        shape = self._shapes.get(key, False)
+        if shape:
+            event = self._from_shape(family, shape, message, slots)
+            if event is not None:
+                return event
+        try:
+            tree = self._parsers[family].parse(message)
+        except LarkError:
+            return None
+        event, spans = tree_to_event(tree)
+        if "kind" not in event:
+            return None
+        if shape is False and len(self._shapes) < self._cache_size:
+            self._shapes[key] = self._make_shape(event, spans, slots)
+        return dict(event)
+
+    @staticmethod
+    def _make_shape(event: dict, spans, slots) -> _Shape | None:
+        slot_spans = [m.span() for m in slots]
+        fixed_slots: dict[int, str] = {}
+        for index, (start, end) in enumerate(slot_spans):
+            covering = [s for s in spans if s[1] < end and start < s[2]]
+            if not covering:
+                fixed_slots[index] = slots[index].group()
+            elif any(s[1] > start or s[2] < end for s in covering):
+                return None  # a token boundary cuts a number
+        base = {k: v for k, v in event.items() if k in ("kind", "detail")}
+        return _Shape(event=base, tokens=list(spans), slot_spans=slot_spans, fixed_slots=fixed_slots)
+
+    def _from_shape(self, family: str, shape: _Shape, message: str, slots) -> dict | None:
+        for index, literal in shape.fixed_slots.items():
+            if slots[index].group() != literal:
+                return None
+        new_spans = [m.span() for m in slots]
+        event = dict(shape.event)
+        terminal_res = self._terminal_res[family]
+        for terminal, start, end in shape.tokens:
+            new_start = _shift(start, shape.slot_spans, new_spans)
+            new_end = _shift(end, shape.slot_spans, new_spans)
+            if new_start is None or new_end is None:
+                return None
+            text = message[new_start:new_end]
+            pattern = terminal_res.get(terminal)
+            if pattern is None or not pattern.fullmatch(text):
+                return None
+            for key, value in CONVERTERS[terminal](text).items():
+                if value is not None:
+                    event.setdefault(key, value)
+        return event
+
+
+def parse_line(text: str) -> list[dict]:
+    """Frame and parse one pasted log line (used by `diagdisk decode line`)."""
+    from .framing import frame_line
+    from .enrich import enrich_event
+    framed = frame_line(text)
+    event = MessageParser().parse(framed.message)
+    if event is None:
+        return []
+    event["raw"] = text
+    enrich_event(event)
+    return [event]
+
+
+def known_field_names() -> set[str]:
+    return set(EVENT_FIELDS)
