@@ -1,0 +1,93 @@
+"""``diagdisk collect``: gather everything that helps a disk-failure diagnosis into one bundle."""
+
+from __future__ import annotations
+
+import os
+import re
+import sys
+import time
+from datetime import datetime, timedelta
+from pathlib import Path
+
+import click
+
+from diagdisk.collect.bundle import collect_bundle, default_folder
+from diagdisk.collect.items import ROOT_ADDS, Context, read_hostname
+from diagdisk.errors import DiagdiskError
+
+_SPAN = re.compile(r"^(\d+)\s*([dhm])$")
+_SPAN_UNITS = {"d": "days", "h": "hours", "m": "minutes"}
+
+
+def parse_since(value: str, now: datetime) -> datetime:
+    """'30d', '12h', '90m' or an ISO date/time."""
+    match = _SPAN.match(value.strip())
+    if match:
+        return now - timedelta(**{_SPAN_UNITS[match.group(2)]: int(match.group(1))})
+    try:
+        parsed = datetime.fromisoformat(value)
+    except ValueError:
+        raise click.BadParameter("expected a span like 30d, 12h, 90m or an ISO date such as 2026-11-01") from None
+    return parsed if parsed.tzinfo else parsed.astimezone()
+
+
+@click.command("collect")
+@click.option("-o", "--output", type=click.Path(dir_okay=True, path_type=Path), help="Bundle file (default diagdisk-HOSTNAME-DATE.tar.gz in the current folder).")
+@click.option("--since", default="30d", show_default=True, help="How far back to collect logs: 30d, 12h, 90m or an ISO date.")
+@click.option("--timeout", default=30.0, show_default=True, type=click.FloatRange(min=0.1), help="Seconds each external command may run before its process group is killed.")
+@click.option("--deadline", default=300.0, show_default=True, type=click.FloatRange(min=1), help="Seconds for the whole collection; items not started by then are skipped.")
+@click.option("--root", type=click.Path(exists=True, file_okay=False, path_type=Path), help="Read /proc, /sys, /dev/disk and /var/log under this recorded tree; commands run only from --bin-dir.")
+@click.option("--bin-dir", type=click.Path(exists=True, file_okay=False, path_type=Path), help="Folder searched first for commands (recorded or fake binaries); with --root, the only one.")
+@click.option("--self-test", type=click.Choice(["short"]), default=None, help="Also START a short SMART self-test on every drive (off by default; results show in the next collection).")
+@click.option("--analyze", is_flag=True, help="Analyze the bundle once it is written.")
+@click.pass_context
+def collect(ctx: click.Context, output, since, timeout, deadline, root, bin_dir, self_test, analyze) -> None:
+    """Collect SMART data, kernel logs and storage topology into one .tar.gz bundle.
+
+    Read-only and bounded: every command has a timeout, the whole run has a deadline, and a
+    missing, denied, failed or timed-out item is recorded in manifest.json instead of stopping
+    the run. Works without root too, with less data.
+    """
+    now = datetime.now().astimezone()
+    root = (root or Path("/")).resolve()
+    live = root == Path("/")
+    if bin_dir is not None:
+        search_path = str(bin_dir.resolve()) if not live else os.pathsep.join([str(bin_dir.resolve()), os.environ.get("PATH", os.defpath)])
+    else:
+        search_path = None
+    privileged = os.geteuid() == 0
+    show_progress = sys.stderr.isatty()
+
+    def progress(line: str) -> None:
+        if show_progress:
+            click.echo(line, err=True)
+
+    context = Context(
+        root=root,
+        since=parse_since(since, now),
+        timeout=timeout,
+        deadline=time.monotonic() + deadline,
+        search_path=search_path,
+        run_commands=live or bin_dir is not None,
+        privileged=privileged,
+        self_test=self_test,
+        progress=progress,
+    )
+    hostname = read_hostname(context)
+    folder = default_folder(hostname, now)
+    output = output or Path(f"{folder}.tar.gz")
+    if live and not privileged:
+        click.echo(f"diagdisk: {ROOT_ADDS}", err=True)
+    try:
+        result = collect_bundle(context, output, folder, hostname)
+    except DiagdiskError as error:
+        click.echo(f"diagdisk: error: {error.one_line()}", err=True)
+        ctx.exit(int(error.exit_code))
+    problems = sum(1 for r in result.manifest["items"] if r["status"] != "ok")
+    click.echo(f"diagdisk: wrote {result.output} ({len(result.manifest['items'])} items, {problems} skipped or failed)", err=True)
+    if analyze:
+        # Imported here: the analyzer pulls in pandas and the rule engine, which collect does not need.
+        from diagdisk.cli import analyze as analyze_command
+
+        ctx.invoke(analyze_command, paths=(str(result.output),))
+

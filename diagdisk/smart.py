@@ -1,0 +1,522 @@
+"""Read smartctl output (``--json`` and text ``-a``/``-x``; ATA, SCSI/SAS, NVMe) into a SmartReport.
+
+Sample input::
+
+    >>> report = parse_smartctl_text('''
+    ... Device Model:     ST3500630SV
+    ... Serial Number:    6QG3AV96
+    ... SMART overall-health self-assessment test result: PASSED
+    ...   5 Reallocated_Sector_Ct   0x0033   100   100   036    Pre-fail  Always       -       0
+    ... 199 UDMA_CRC_Error_Count    0x003e   200   200   000    Old_age   Always       -       21
+    ... ''', "sos_commands/ata/smartctl_-a_.dev.sda")
+    >>> report.device, report.protocol, report.health, report.flags
+    ('sda', 'ata', 'passed', ['udma_crc_errors:21'])
+
+Health policy (what ``SmartReport.health`` means):
+
+- ``failed``: the drive says so (ATA overall-health FAILED, SCSI health status other than OK,
+  smartctl exit status bit 3 "disk failing"); a pre-fail attribute is FAILING_NOW (normalized value
+  at or below its threshold); an NVMe critical warning bit for available spare below threshold
+  (0x01), reliability degraded (0x04) or read-only (0x08); or NVMe media errors > 0 (on an SSD there
+  is no cable to blame: the controller has returned unrecoverable data).
+- ``warning``: a predictive counter is non-zero: ATA attributes 5 (reallocated), 187 (reported
+  uncorrectable), 188 (command timeout), 197 (pending), 198 (offline uncorrectable); SCSI grown
+  defect list or uncorrected errors in the error counter log; ATA error log entries; failed
+  self-tests; an old-age (usage) attribute FAILING_NOW (a hot drive is not a dying drive, so this
+  does not make it ``failed``); other NVMe critical warning bits; NVMe percentage used >= 100.
+- ``passed``: the drive reports its health (overall-health PASSED, SCSI OK, JSON smart_status) and
+  none of the above holds.
+- ``unknown``: no health information at all (e.g. smartctl could not open the device).
+
+Flags that inform but never change health by themselves: ``udma_crc_errors:N`` (attribute 199
+counts corrupted frames on the SATA link: a cable, connector or backplane matter, not the disk) and,
+for NVMe, ``error_log_entries:N`` (the NVMe error information log also counts host-side command
+errors such as unsupported log pages, so the count alone does not indict the drive).
+"""
+
+from __future__ import annotations
+
+import json
+import re
+from dataclasses import asdict, dataclass, field
+from functools import cache
+from pathlib import PurePosixPath
+from typing import Any
+
+from lark import Lark, Token, Tree
+from lark.exceptions import LarkError
+
+from diagdisk.errors import InputError
+from diagdisk.resources import grammars_dir
+
+HEALTH_VALUES = ("passed", "warning", "failed", "unknown")
+
+# ATA attribute id -> SmartReport field. Identified by id, not name: old smartctl versions print
+# "Unknown_Attribute" for 187/188 on drives missing from their database.
+PREDICTIVE_ATTRIBUTES = {
+    5: "reallocated_sectors",
+    187: "reported_uncorrect",
+    188: "command_timeout",
+    197: "pending_sectors",
+    198: "offline_uncorrectable",
+}
+CABLE_ATTRIBUTE = (199, "udma_crc_errors")
+
+# NVMe critical warning bits (NVMe base spec, SMART / Health Information log, byte 0).
+NVME_SPARE_BELOW_THRESHOLD = 0x01
+NVME_TEMPERATURE = 0x02
+NVME_RELIABILITY_DEGRADED = 0x04
+NVME_READ_ONLY = 0x08
+NVME_VOLATILE_BACKUP_FAILED = 0x10
+NVME_FAILING_BITS = NVME_SPARE_BELOW_THRESHOLD | NVME_RELIABILITY_DEGRADED | NVME_READ_ONLY
+
+# smartctl(8) "RETURN VALUES": one meaning per bit.
+SMARTCTL_EXIT_BITS = (
+    "command_line_error",
+    "device_open_failed",
+    "smart_command_failed",
+    "disk_failing",
+    "prefail_below_threshold",
+    "usage_below_threshold_in_past",
+    "error_log_has_errors",
+    "self_test_log_has_errors",
+)
+
+_LBA_IN_ERROR = re.compile(r"\bat LBA = 0x[0-9a-fA-F]+ = (\d+)")
+_LEADING_INT = re.compile(r"\d+")
+_SOURCE_DEVICE = re.compile(r"\.dev\.(.+?)(?:_-j|_--json.*|_-d_.*)?$")
+
+
+def decode_smartctl_exit_status(status: int | None) -> list[str]:
+    """Names of the bits set in a smartctl exit status; [] for 0 or None."""
+    if not status:
+        return []
+    return [name for bit, name in enumerate(SMARTCTL_EXIT_BITS) if status & (1 << bit)]
+
+
+@dataclass
+class SmartReport:
+    source: str
+    device: str | None = None
+    protocol: str | None = None  # ata | scsi | nvme
+    model: str | None = None
+    serial: str | None = None
+    wwn: str | None = None  # "0x5000c500a1b2c3d4", as lsblk and /dev/disk/by-id spell it
+    firmware: str | None = None
+    health: str = "unknown"
+    flags: list[str] = field(default_factory=list)
+    drive_health_passed: bool | None = None  # the drive's own verdict, before our policy
+    reallocated_sectors: int | None = None
+    reported_uncorrect: int | None = None
+    command_timeout: int | None = None
+    pending_sectors: int | None = None
+    offline_uncorrectable: int | None = None
+    udma_crc_errors: int | None = None
+    failing_attributes: list[str] = field(default_factory=list)  # pre-fail, FAILING_NOW
+    usage_attributes_failing: list[str] = field(default_factory=list)
+    grown_defects: int | None = None
+    scsi_uncorrected_errors: int | None = None
+    nvme_critical_warning: int | None = None
+    nvme_media_errors: int | None = None
+    available_spare: int | None = None
+    available_spare_threshold: int | None = None
+    percentage_used: int | None = None
+    error_log_entries: int | None = None
+    self_tests_failed: int | None = None
+    failing_lbas: list[int] = field(default_factory=list)
+    smartctl_exit_status: int | None = None
+    messages: list[str] = field(default_factory=list)
+
+    def to_dict(self) -> dict[str, Any]:
+        """The ``devices[].smart`` object of the diagdisk.report/1 contract."""
+        return {
+            "health": self.health,
+            "serial": self.serial,
+            "wwn": self.wwn,
+            "firmware": self.firmware,
+            "flags": list(self.flags),
+        }
+
+    def as_record(self) -> dict[str, Any]:
+        """Every field, for debugging and for readers that want the raw counters."""
+        return asdict(self)
+
+
+# --------------------------------------------------------------------------------------------
+# Text lines (grammars/smartctl.lark)
+
+
+@cache
+def line_parser() -> Lark:
+    """The smartctl line grammar, built once per process (never lark's cache=True: see STYLE.md)."""
+    text = (grammars_dir() / "smartctl.lark").read_text(encoding="utf-8")
+    return Lark(text, parser="lalr", lexer="contextual")
+
+
+def _convert(token: Token) -> Any:
+    if token.type in ("NUMBER", "ATTR_ID"):
+        return int(token.replace(",", ""))
+    if token.type == "PERCENT":
+        return int(token[:-1])
+    if token.type == "ATTR_NUMBER":
+        return None if token == "---" else int(token)
+    if token.type == "DECIMAL":
+        return float(token)
+    return str(token)
+
+
+def parse_line(line: str) -> tuple[str, dict[str, Any]] | None:
+    """(kind, fields) for a line the grammar accepts, else None (the line is not of interest).
+
+    >>> parse_line("Elements in grown defect list: 56")
+    ('grown_defects', {'count': 56})
+    """
+    stripped = line.strip()
+    if not stripped:
+        return None
+    try:
+        tree = line_parser().parse(stripped)
+    except LarkError:
+        return None
+    fields: dict[str, Any] = {}
+    for child in tree.children:
+        # Bare tokens are separators (a table index, the hex LBA beside the decimal one).
+        if isinstance(child, Tree):
+            tokens = [_convert(t) for t in child.children if isinstance(t, Token)]
+            if not tokens:
+                fields[str(child.data)] = None
+            elif len(tokens) == 1:
+                fields[str(child.data)] = tokens[0]
+            else:
+                fields[str(child.data)] = " ".join(str(t) for t in tokens)
+    return str(tree.data), fields
+
+
+def device_from_source(source_name: str) -> str | None:
+    """Device name from a sosreport/bundle file name: smartctl_-a_.dev.sda -> sda, smartctl/nvme0.json -> nvme0."""
+    name = PurePosixPath(source_name).name
+    match = _SOURCE_DEVICE.search(name)
+    if match:
+        return match.group(1).replace(".", "/")
+    stem = name.split(".", 1)[0]
+    if stem.startswith("smartctl") or not stem:
+        return None
+    return stem
+
+
+def _wwn_from_parts(naa: int, oui: int, unit_id: int) -> str:
+    return f"0x{naa:x}{oui:06x}{unit_id:09x}"
+
+
+def _leading_int(text: str | None) -> int | None:
+    if text is None:
+        return None
+    match = _LEADING_INT.match(text.strip())
+    return int(match.group()) if match else None
+
+
+def parse_smartctl_text(text: str, source_name: str) -> SmartReport:
+    """SmartReport from smartctl -a/-x text (any smartctl version from 5.3x on)."""
+    report = SmartReport(source=source_name, device=device_from_source(source_name))
+    vendor = product = None
+    labels: dict[str, str] = {}
+    scsi_uncorrected = None
+    error_count = None
+    saw_no_errors = False
+    error_entries: set[int] = set()
+    self_tests_failed = 0
+    saw_self_test = False
+    attributes: dict[int, dict[str, Any]] = {}
+
+    for line in text.splitlines():
+        parsed = parse_line(line)
+        if parsed is None:
+            continue
+        kind, fields = parsed
+        if kind == "info":
+            labels.setdefault(fields["label"].lower(), fields["value"])
+        elif kind == "wwn":
+            if "lu_id" in fields:
+                report.wwn = fields["lu_id"].lower()
+            else:
+                report.wwn = _wwn_from_parts(
+                    int(fields["naa"], 16), int(fields["oui"], 16), int(fields["unit_id"], 16)
+                )
+        elif kind == "health":
+            result = fields["result"].rstrip("!").upper()
+            if result in ("PASSED", "FAILED"):
+                report.drive_health_passed = result == "PASSED"
+        elif kind == "scsi_health":
+            report.protocol = report.protocol or "scsi"
+            report.drive_health_passed = fields["result"].upper() == "OK"
+        elif kind == "attribute":
+            attributes.setdefault(fields["id"], fields)
+        elif kind == "grown_defects":
+            report.protocol = "scsi"
+            report.grown_defects = fields["count"]
+        elif kind == "nvme_health":
+            report.protocol = "nvme"
+            _apply_nvme_text(report, fields["nvme_label"], fields["reading"])
+        elif kind == "error_count":
+            error_count = max(error_count or 0, fields["count"])
+        elif kind == "no_errors":
+            saw_no_errors = True
+        elif kind == "error_entry":
+            error_entries.add(fields["error_number"])
+        elif kind == "error_lba":
+            lba = fields.get("lba")
+            if lba is not None and lba not in report.failing_lbas:
+                report.failing_lbas.append(lba)
+        elif kind == "self_test":
+            saw_self_test = True
+            if "failure" in fields["test_text"].lower():
+                self_tests_failed += 1
+        elif kind == "scsi_error_counter":
+            scsi_uncorrected = (scsi_uncorrected or 0) + fields["uncorrected"]
+
+    vendor, product = labels.get("vendor"), labels.get("product")
+    report.model = labels.get("device model") or labels.get("model number")
+    if report.model is None and (vendor or product):
+        report.model = " ".join(part for part in (vendor, product) if part)
+    report.serial = labels.get("serial number")
+    report.firmware = labels.get("firmware version") or labels.get("revision")
+    if report.protocol is None:
+        if "model number" in labels:
+            report.protocol = "nvme"
+        elif vendor or product:
+            report.protocol = "scsi"
+        elif "device model" in labels or attributes:
+            report.protocol = "ata"
+
+    for fields in attributes.values():
+        _apply_attribute(
+            report,
+            attribute_id=fields["id"],
+            name=fields["name"],
+            prefail=_is_prefail_text(fields),
+            failing_now=fields["when_failed"] in ("FAILING_NOW", "NOW"),
+            raw=_leading_int(fields["raw"]),
+        )
+    report.scsi_uncorrected_errors = scsi_uncorrected
+    if report.protocol != "nvme":
+        if error_count is not None:
+            report.error_log_entries = error_count
+        elif error_entries:
+            report.error_log_entries = max(error_entries)
+        elif saw_no_errors:
+            report.error_log_entries = 0
+    if saw_self_test:
+        report.self_tests_failed = self_tests_failed
+    _apply_policy(report)
+    return report
+
+
+def _is_prefail_text(fields: dict[str, Any]) -> bool:
+    if "type" in fields:
+        return fields["type"] == "Pre-fail"
+    return "P" in fields.get("brief_flags", "")
+
+
+def _apply_nvme_text(report: SmartReport, label: str, reading: Any) -> None:
+    if label == "Critical Warning":
+        report.nvme_critical_warning = int(reading, 16) if isinstance(reading, str) else reading
+    elif label == "Available Spare":
+        report.available_spare = reading
+    elif label == "Available Spare Threshold":
+        report.available_spare_threshold = reading
+    elif label == "Percentage Used":
+        report.percentage_used = reading
+    elif label == "Media and Data Integrity Errors":
+        report.nvme_media_errors = reading
+    elif label == "Error Information Log Entries":
+        report.error_log_entries = reading
+
+
+# --------------------------------------------------------------------------------------------
+# JSON (smartctl --json, any json_format_version 1 output, including Scrutiny-trimmed ones)
+
+
+def parse_smartctl_json(text: str, source_name: str) -> SmartReport:
+    """SmartReport from ``smartctl --json`` output; InputError when the text is not such JSON."""
+    try:
+        data = json.loads(text)
+    except json.JSONDecodeError as error:
+        raise InputError(
+            f"not smartctl JSON: {error.msg} at line {error.lineno} column {error.colno}",
+            path=source_name,
+        ) from None
+    if not isinstance(data, dict):
+        raise InputError("not smartctl JSON: the top level is not an object", path=source_name)
+
+    device = data.get("device") if isinstance(data.get("device"), dict) else {}
+    device_name = device.get("name")
+    report = SmartReport(
+        source=source_name,
+        device=device_name.removeprefix("/dev/") if device_name else device_from_source(source_name),
+    )
+    protocol = (device.get("protocol") or "").lower()
+    report.protocol = protocol if protocol in ("ata", "scsi", "nvme") else None
+    smartctl = data.get("smartctl") if isinstance(data.get("smartctl"), dict) else {}
+    report.smartctl_exit_status = smartctl.get("exit_status")
+    report.messages = [m.get("string", "") for m in smartctl.get("messages", []) if isinstance(m, dict)]
+
+    report.model = data.get("model_name") or data.get("scsi_model_name")
+    if report.model is None:
+        parts = [data.get(k) for k in ("scsi_vendor", "vendor", "scsi_product", "product")]
+        report.model = " ".join(dict.fromkeys(p for p in parts if p)) or None
+    report.serial = data.get("serial_number")
+    report.firmware = data.get("firmware_version") or data.get("scsi_revision") or data.get("revision")
+    wwn = data.get("wwn")
+    if isinstance(wwn, dict) and {"naa", "oui", "id"} <= wwn.keys():
+        report.wwn = _wwn_from_parts(wwn["naa"], wwn["oui"], wwn["id"])
+    elif isinstance(data.get("logical_unit_id"), str):
+        report.wwn = data["logical_unit_id"].lower()
+
+    status = data.get("smart_status")
+    if isinstance(status, dict) and isinstance(status.get("passed"), bool):
+        report.drive_health_passed = status["passed"]
+
+    attributes = (data.get("ata_smart_attributes") or {}).get("table") or []
+    for attribute in attributes:
+        raw = attribute.get("raw") or {}
+        raw_value = _leading_int(raw.get("string")) if "string" in raw else raw.get("value")
+        flags = attribute.get("flags") or {}
+        _apply_attribute(
+            report,
+            attribute_id=attribute.get("id"),
+            name=attribute.get("name") or f"Attribute_{attribute.get('id')}",
+            prefail=bool(flags.get("prefailure")),
+            failing_now=attribute.get("when_failed") == "now",
+            raw=raw_value,
+        )
+    if attributes and report.protocol is None:
+        report.protocol = "ata"
+
+    error_log = data.get("ata_smart_error_log") or {}
+    for variant in ("extended", "summary"):
+        log = error_log.get(variant)
+        if isinstance(log, dict) and "count" in log:
+            report.error_log_entries = log["count"]
+            for entry in log.get("table") or []:
+                match = _LBA_IN_ERROR.search(entry.get("error_description") or "")
+                if match and int(match.group(1)) not in report.failing_lbas:
+                    report.failing_lbas.append(int(match.group(1)))
+            break
+
+    self_test_log = data.get("ata_smart_self_test_log") or {}
+    for variant in ("extended", "standard"):
+        log = self_test_log.get(variant)
+        if isinstance(log, dict):
+            table = log.get("table") or []
+            report.self_tests_failed = sum(
+                1 for t in table if "failure" in ((t.get("status") or {}).get("string") or "").lower()
+            )
+            break
+    nvme_self_tests = (data.get("nvme_self_test_log") or {}).get("table")
+    if isinstance(nvme_self_tests, list):
+        report.self_tests_failed = sum(
+            1
+            for t in nvme_self_tests
+            if "fail" in ((t.get("self_test_result") or {}).get("string") or "").lower()
+        )
+
+    if "scsi_grown_defect_list" in data:
+        report.grown_defects = data["scsi_grown_defect_list"]
+        report.protocol = report.protocol or "scsi"
+    counters = data.get("scsi_error_counter_log")
+    if isinstance(counters, dict):
+        report.scsi_uncorrected_errors = sum(
+            (counters.get(op) or {}).get("total_uncorrected_errors", 0) for op in ("read", "write", "verify")
+        )
+
+    nvme = data.get("nvme_smart_health_information_log")
+    if isinstance(nvme, dict):
+        report.protocol = "nvme"
+        report.nvme_critical_warning = nvme.get("critical_warning")
+        report.nvme_media_errors = nvme.get("media_errors")
+        report.available_spare = nvme.get("available_spare")
+        report.available_spare_threshold = nvme.get("available_spare_threshold")
+        report.percentage_used = nvme.get("percentage_used")
+        report.error_log_entries = nvme.get("num_err_log_entries")
+
+    _apply_policy(report)
+    return report
+
+
+# --------------------------------------------------------------------------------------------
+# Shared: attributes and the health policy
+
+
+def _apply_attribute(
+    report: SmartReport, *, attribute_id: int | None, name: str, prefail: bool, failing_now: bool, raw: int | None
+) -> None:
+    if failing_now:
+        (report.failing_attributes if prefail else report.usage_attributes_failing).append(name)
+    if attribute_id in PREDICTIVE_ATTRIBUTES:
+        setattr(report, PREDICTIVE_ATTRIBUTES[attribute_id], raw)
+    elif attribute_id == CABLE_ATTRIBUTE[0]:
+        report.udma_crc_errors = raw
+
+
+def _apply_policy(report: SmartReport) -> None:
+    flags: list[str] = []
+    failed = warning = False
+    drive_failing_bit = bool((report.smartctl_exit_status or 0) & 0b1000)
+    if report.drive_health_passed is False or drive_failing_bit:
+        flags.append("health_failed")
+        failed = True
+    for name in report.failing_attributes:
+        flags.append(f"prefail_below_threshold:{name}")
+        failed = True
+    for name in report.usage_attributes_failing:
+        flags.append(f"usage_attribute_failing:{name}")
+        warning = True
+    for field_name in PREDICTIVE_ATTRIBUTES.values():
+        value = getattr(report, field_name)
+        if value:
+            flags.append(f"{field_name}:{value}")
+            warning = True
+    if report.udma_crc_errors:
+        flags.append(f"udma_crc_errors:{report.udma_crc_errors}")
+    if report.grown_defects:
+        flags.append(f"grown_defects:{report.grown_defects}")
+        warning = True
+    if report.scsi_uncorrected_errors:
+        flags.append(f"scsi_uncorrected_errors:{report.scsi_uncorrected_errors}")
+        warning = True
+    if report.nvme_critical_warning:
+        flags.append(f"nvme_critical_warning:0x{report.nvme_critical_warning:02x}")
+        if report.nvme_critical_warning & NVME_FAILING_BITS:
+            failed = True
+        else:
+            warning = True
+    if report.nvme_media_errors:
+        flags.append(f"nvme_media_errors:{report.nvme_media_errors}")
+        failed = True
+    spare_low = (report.nvme_critical_warning or 0) & NVME_SPARE_BELOW_THRESHOLD or (
+        report.available_spare is not None
+        and report.available_spare_threshold is not None
+        and report.available_spare < report.available_spare_threshold
+    )
+    if spare_low:
+        flags.append("spare_below_threshold")
+        failed = True
+    if report.percentage_used is not None and report.percentage_used >= 100:
+        flags.append(f"percentage_used:{report.percentage_used}")
+        warning = True
+    if report.error_log_entries:
+        flags.append(f"error_log_entries:{report.error_log_entries}")
+        warning = warning or report.protocol != "nvme"
+    if report.self_tests_failed:
+        flags.append(f"self_tests_failed:{report.self_tests_failed}")
+        warning = True
+
+    report.flags = flags
+    if failed:
+        report.health = "failed"
+    elif warning:
+        report.health = "warning"
+    elif report.drive_health_passed:
+        report.health = "passed"
+    else:
+        report.health = "unknown"
