@@ -1,0 +1,323 @@
+"""The analysis pipeline: input -> sources -> events -> topology -> rules -> report dict.
+
+Each step is a module of its own; this one only wires them in the one direction data flows.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import os
+import re
+import shutil
+import sys
+import tempfile
+from dataclasses import dataclass, field
+from datetime import datetime, timezone
+from pathlib import Path
+
+from . import inventory
+from .archive import ArchiveLog, is_archive, open_sosreport_archive
+from .clock import resolve_times
+from .enrich import enrich_event
+from .errors import InputError
+from .framing import MONTHS
+from .logread import LogReader
+from .safeio import safe_walk
+from .sources import EXPECTED_SOURCES, Source, classify_in_tree, is_sosreport_root, sniff_format
+from .stitch import stitch
+from .topology import Topology
+
+
+@dataclass
+class SourceReport:
+    name: str
+    format: str
+    lines: int = 0
+    events: int = 0
+    unparsed_candidates: int = 0
+    unparsed_samples: list = field(default_factory=list)
+    warnings: list[str] = field(default_factory=list)
+
+
+@dataclass
+class Analysis:
+    input: str
+    hostname: str | None = None
+    kernel: str | None = None
+    report_date: datetime | None = None
+    sources: list[SourceReport] = field(default_factory=list)
+    missing_sources: list[str] = field(default_factory=list)
+    events: list[dict] = field(default_factory=list)
+    topology: Topology = field(default_factory=Topology)
+    smart: list = field(default_factory=list)
+    warnings: list[str] = field(default_factory=list)
+
+
+@contextlib.contextmanager
+def opened_input(path: str):
+    """Yield (root folder, list of (file, display name)) for any accepted input; clean up after."""
+    if path == "-":
+        tmp = tempfile.mkdtemp(prefix="diagdisk-")
+        try:
+            target = Path(tmp) / "stdin"
+            with open(target, "wb") as handle:
+                shutil.copyfileobj(sys.stdin.buffer, handle)
+            yield Path(tmp), [(target, "<stdin>")], []
+        finally:
+            shutil.rmtree(tmp, ignore_errors=True)
+        return
+    p = Path(path)
+    if not p.exists():
+        raise InputError("no such file or directory", path)
+    if p.is_dir():
+        warnings: list[str] = []
+        files = [(f, f.relative_to(p).as_posix()) for f in safe_walk(p, warnings)]
+        yield p, files, warnings
+        return
+    if is_archive(p) and _is_tar(p):
+        log = ArchiveLog()
+        with open_sosreport_archive(p, wanted=_wanted_member, log=log) as root:
+            files = [(f, f.relative_to(root).as_posix()) for f in safe_walk(root, log.warnings)]
+            yield root, files, log.warnings
+        return
+    yield p.parent, [(p, p.name)], []
+
+
+def _is_tar(path: Path) -> bool:
+    """A compressed single log is not an archive to extract."""
+    import tarfile
+    try:
+        with tarfile.open(path, "r:*") as archive:
+            archive.next()
+        return True
+    except (tarfile.TarError, OSError, EOFError, ValueError):
+        return False
+
+
+def _wanted_member(relative: str) -> bool:
+    return classify_in_tree(relative) is not None
+
+
+def discover(root: Path, files: list[tuple[Path, str]], multiple: bool) -> list[Source]:
+    sosreport = is_sosreport_root(root) and len(files) > 1
+    sources = []
+    for path, name in files:
+        fmt = classify_in_tree(name)
+        if fmt is None and (not sosreport or multiple):
+            fmt = sniff_format(path)
+        if fmt is None:
+            continue
+        sources.append(Source(path=path, name=name, format=fmt))
+    sources.sort(key=lambda s: (s.format, s.rotation_key))
+    return sources
+
+
+_DATE_RE = re.compile(r"(?:\w{3} )?(\w{3}) +(\d{1,2}) (\d\d):(\d\d):(\d\d) (?:\S+ )?(\d{4})")
+
+
+def parse_report_date(text: str) -> datetime | None:
+    text = text.strip()
+    m = _DATE_RE.search(text)
+    if m and m.group(1) in MONTHS:
+        return datetime(int(m.group(6)), MONTHS[m.group(1)], int(m.group(2)),
+                        int(m.group(3)), int(m.group(4)), int(m.group(5)))
+    m = re.search(r"(\d{4})-(\d\d)-(\d\d)[T ](\d\d):(\d\d):(\d\d)", text)
+    if m:
+        return datetime(*map(int, m.groups()))
+    return None
+
+
+def analyze(paths: list[str], reader: LogReader | None = None) -> Analysis:
+    analysis = Analysis(input=", ".join(paths))
+    with contextlib.ExitStack() as stack:
+        all_sources: list[Source] = []
+        for path in paths:
+            root, files, warnings = stack.enter_context(opened_input(path))
+            analysis.warnings.extend(warnings)
+            found = discover(root, files, multiple=len(paths) > 1 or len(files) == 1)
+            if not found and len(paths) == 1 and len(files) <= 1:
+                raise InputError("not a log, sosreport or command output diagdisk can read", path)
+            all_sources.extend(found)
+        _read_metadata(analysis, all_sources)
+        _read_sources(analysis, all_sources, reader or LogReader())
+    formats = {s.format for s in analysis.sources}
+    analysis.missing_sources = [desc for fmt, desc in EXPECTED_SOURCES.items() if fmt not in formats]
+    _build_topology(analysis)
+    return analysis
+
+
+def _read_metadata(analysis: Analysis, sources: list[Source]) -> None:
+    for source in sources:
+        try:
+            text = source.path.read_text(errors="replace")[:4096] if source.format in (
+                "date", "hostname", "uname") else None
+        except OSError:
+            continue
+        if source.format == "date" and text and analysis.report_date is None:
+            analysis.report_date = parse_report_date(text)
+        elif source.format == "hostname" and text and analysis.hostname is None:
+            analysis.hostname = text.strip().splitlines()[0] if text.strip() else None
+        elif source.format == "uname" and text and analysis.kernel is None:
+            parts = text.split()
+            analysis.kernel = parts[2] if len(parts) > 2 else None
+            analysis.hostname = analysis.hostname or (parts[1] if len(parts) > 1 else None)
+    if analysis.report_date is None:
+        mtimes = [s.path.stat().st_mtime for s in sources if s.format == "log" and s.path.exists()]
+        if mtimes:
+            analysis.report_date = datetime.fromtimestamp(max(mtimes), timezone.utc).replace(tzinfo=None)
+
+
+def _read_sources(analysis: Analysis, sources: list[Source], reader: LogReader) -> None:
+    from .smart import parse_smartctl_json, parse_smartctl_text
+    for source in sources:
+        report = SourceReport(name=source.name, format=source.format)
+        analysis.sources.append(report)
+        try:
+            if source.format == "log":
+                result = reader.read(source.path, source.name)
+                events = stitch(result.events)
+                resolve_times(events, source.name, analysis.report_date)
+                report.lines = result.lines
+                report.events = sum(1 for e in events if e["kind"] not in _NON_EVENTS)
+                report.unparsed_candidates = result.unparsed_candidates
+                report.unparsed_samples = result.unparsed_samples
+                report.warnings.extend(result.warnings)
+                if result.header_style:
+                    report.format = result.header_style
+                analysis.events.extend(events)
+            elif source.format in _TABLE_PARSERS:
+                text = source.path.read_text(errors="replace")
+                report.lines = text.count("\n")
+                _TABLE_PARSERS[source.format](analysis, text, source.name)
+            elif source.format == "smartctl_json":
+                smart = parse_smartctl_json(source.path.read_text(errors="replace"), source.name)
+                analysis.smart.append(smart)
+            elif source.format == "smartctl_text":
+                text = source.path.read_text(errors="replace")
+                report.lines = text.count("\n")
+                analysis.smart.append(parse_smartctl_text(text, source.name))
+        except InputError as exc:
+            report.warnings.append(exc.one_line())
+        except (OSError, ValueError) as exc:
+            report.warnings.append(f"{source.name}: {exc}")
+
+
+_NON_EVENTS = {"attach", "info", "scsi_context"}
+
+
+def _parse_scsi_table(parser):
+    def apply(analysis: Analysis, text: str, name: str) -> None:
+        analysis.topology.add_scsi_devices(parser(text), name)
+    return apply
+
+
+def _parse_md(analysis: Analysis, text: str, name: str) -> None:
+    for array in inventory.parse_mdstat(text):
+        analysis.topology.add_md(array)
+
+
+def _parse_mdadm(analysis: Analysis, text: str, name: str) -> None:
+    array = inventory.parse_mdadm_detail(text)
+    if array:
+        analysis.topology.add_md(array)
+
+
+def _parse_by_id(analysis: Analysis, text: str, name: str) -> None:
+    analysis.topology.by_id = getattr(analysis.topology, "by_id", {})
+    analysis.topology.by_id.update(inventory.parse_by_id(text))
+
+
+def _parse_multipath(analysis: Analysis, text: str, name: str) -> None:
+    maps = inventory.parse_multipath(text)
+    analysis.topology.multipath.extend(maps)
+    for mp in maps:
+        for path in mp.paths:
+            analysis.topology.link(path["hctl"], path["device"], name)
+
+
+_TABLE_PARSERS = {
+    "proc_scsi": _parse_scsi_table(inventory.parse_proc_scsi),
+    "lsscsi": _parse_scsi_table(inventory.parse_lsscsi),
+    "lsblk": _parse_scsi_table(inventory.parse_lsblk_pairs),
+    "mdstat": _parse_md,
+    "mdadm_detail": _parse_mdadm,
+    "by_id": _parse_by_id,
+    "multipath": _parse_multipath,
+}
+
+
+def _build_topology(analysis: Analysis) -> None:
+    topology = analysis.topology
+    topology.learn_from_events(analysis.events)
+    for event in analysis.events:
+        topology.resolve(event)
+    # a merged report ties its H:C:T:L to the disk its major:minor names: learn those links too
+    topology.learn_from_events(analysis.events)
+    for event in analysis.events:
+        topology.resolve(event)
+        enrich_event(event)
+    for event in analysis.events:
+        if event["kind"] in _NON_EVENTS:
+            continue
+        if event.get("hctl") or event.get("device", "").startswith(("sd", "hd", "vd")):
+            topology.device(event.get("hctl"), event.get("device") if not str(event.get("device", "")).startswith("nvme") else None)
+        elif event.get("nvme_ctrl"):
+            device = topology.device(name=event["nvme_ctrl"])
+            device.type = device.type or "nvme"
+        elif event.get("ata_port"):
+            topology.device(name=event["ata_port"])
+    _apply_md_events(analysis)
+    for smart in analysis.smart:
+        name = smart.device
+        device = topology.device(name=name) if name else None
+        if device is None:
+            continue
+        device.smart = smart.to_dict()
+        device.serial = device.serial or smart.serial
+        device.wwn = device.wwn or smart.wwn
+        device.model = device.model or smart.model
+        device.revision = device.revision or smart.firmware
+        if device.type is None:
+            device.type = "nvme" if smart.protocol == "nvme" else "disk"
+    by_id = getattr(topology, "by_id", {})
+    for name, ids in by_id.items():
+        device = topology.devices.get(topology.name_to_hctl.get(name, "")) or topology.devices.get(name)
+        if device is None:
+            continue
+        for ident in ids:
+            if ident.startswith("wwn-") and not device.wwn:
+                device.wwn = ident.removeprefix("wwn-")
+            m = re.match(r"(?:ata|scsi-[0-9S]*|usb|nvme)-(.+)", ident)
+            if m and not device.serial and not ident.startswith(("scsi-3", "nvme-eui")):
+                device.serial = m.group(1).rsplit("_", 1)[-1]
+    topology.attach_md_members()
+
+
+def _apply_md_events(analysis: Analysis) -> None:
+    """md state from kernel messages, for reports that carry no /proc/mdstat."""
+    topology = analysis.topology
+    from .inventory import MdArray
+    for event in analysis.events:
+        md = event.get("md")
+        kind = event["kind"]
+        if not md and kind not in ("md_failure", "md_degraded"):
+            continue
+        if md is None:
+            continue
+        array = topology.md_arrays.get(md)
+        if array is None:
+            array = MdArray(name=md, level=event.get("md_level"))
+            topology.md_arrays[md] = array
+            array.from_log = True
+        if not getattr(array, "from_log", False):
+            continue  # the command outputs know the state better than the log history
+        member = event.get("partition") or event.get("device")
+        if kind == "md_failure" and member and member not in array.failed_members:
+            array.failed_members.append(member)
+            if member not in array.members:
+                array.members.append(member)
+            array.state = "degraded" if array.state == "clean" else array.state
+        elif kind == "md_degraded":
+            array.state = "degraded"
+            if event.get("md_devices_left") is not None:
+                array.active = event["md_devices_left"]

@@ -1,0 +1,84 @@
+"""Decode the raw numbers events carry (result words, sense bytes, CDBs, taskfiles) into fields.
+
+The grammars capture what a line says; the decoders in diagdisk.decode say what it means. This step
+runs once per merged event, after stitching, so a CDB printed on its own line still fills the LBA of
+the sense report it belongs to.
+"""
+
+from __future__ import annotations
+
+from .decode import DecodeError
+from .decode.cdb import decode_cdb_text
+from .decode.result import decode_result
+from .decode.sense import decode_sense
+
+# What a kernel message means in sense terms when it names the condition instead of printing it.
+_ALIAS_SENSE = {
+    ("sense", "power_on_reset"): (0x6, 0x29, 0x00),
+    ("sense", "mode_parameters_changed"): (0x6, 0x2A, 0x01),
+}
+_DRIVER_SENSE = "DRIVER_SENSE"
+
+
+def enrich_event(event: dict) -> dict:
+    constants = _ALIAS_SENSE.get((event.get("kind"), event.get("detail")))
+    if constants:
+        for key, value in zip(("sense_key", "asc", "ascq"), constants):
+            event.setdefault(key, value)
+    if event.get("result") is not None and event.get("host_byte") is None:
+        try:
+            decoded = decode_result(event["result"])
+            event["host_byte"] = decoded.host_byte_name
+            event["driver_byte"] = decoded.driver_byte_name
+            if decoded.status_name:
+                event.setdefault("status", decoded.status_name)
+        except DecodeError:
+            pass
+    if event.get("sense_hex"):
+        try:
+            sense = decode_sense(bytes.fromhex(event["sense_hex"].replace(" ", "")))
+            for key in ("sense_key", "asc", "ascq", "fru_code"):
+                if event.get(key) is None and getattr(sense, key) is not None:
+                    event[key] = getattr(sense, key)
+            if event.get("sector") is None and sense.information is not None:
+                event["sector"] = sense.information
+            event.setdefault("deferred", not sense.current)
+        except (DecodeError, ValueError):
+            pass
+    if event.get("cdb_hex") and event.get("opcode") is None:
+        text = f'{event.get("cdb_name") or ""} {event["cdb_hex"]}'.strip()
+        try:
+            cdb = decode_cdb_text(text)
+        except DecodeError:
+            try:
+                cdb = decode_cdb_text(event["cdb_hex"])
+            except DecodeError:
+                cdb = None
+        if cdb is not None:
+            event["opcode"] = cdb.opcode
+            event.setdefault("op", cdb.name.split("(")[0].strip().upper() if cdb.name else None)
+            if event.get("sector") is None and cdb.lba is not None:
+                event["cdb_lba"] = cdb.lba
+    if event.get("taskfile"):
+        _enrich_taskfile(event)
+    return event
+
+
+def _enrich_taskfile(event: dict) -> None:
+    from .decode.ata import decode_ata_taskfile
+    for part in str(event["taskfile"]).split("|"):
+        try:
+            taskfile = decode_ata_taskfile(part)
+        except DecodeError:
+            continue
+        if taskfile.kind == "res":
+            if not event.get("ata_status"):
+                event["ata_status"] = " ".join(taskfile.status_bits)
+            if not event.get("ata_error"):
+                event["ata_error"] = " ".join(taskfile.error_bits)
+            if taskfile.emask is not None and event.get("emask") is None:
+                event["emask"] = taskfile.emask
+            if event.get("sector") is None and taskfile.error and taskfile.lba is not None:
+                event["sector"] = taskfile.lba
+        elif taskfile.kind == "cmd" and not event.get("ata_command") and taskfile.command_name:
+            event["ata_command"] = taskfile.command_name

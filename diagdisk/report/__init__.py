@@ -1,0 +1,1 @@
+"""Reports: the JSON contract (diagdisk.report/1), the terminal summary and the HTML page."""

@@ -1,0 +1,112 @@
+"""Build the JSON report (schema diagdisk.report/1, documented in docs/report.md)."""
+
+from __future__ import annotations
+
+from collections import Counter, defaultdict
+from datetime import datetime, timezone
+
+from .. import __version__
+from ..decode.sense import SENSE_KEY_NAMES
+
+SCHEMA = "diagdisk.report/1"
+MAX_SECTORS = 1000
+_SUMMARY_EXCLUDED = {"attach", "info", "scsi_context"}
+_TIMELINE_BUCKETS = 60
+
+
+def _summary_key(event: dict) -> tuple:
+    key = event.get("sense_key")
+    asc, ascq = event.get("asc"), event.get("ascq")
+    return (event.get("device"), event.get("hctl") or None, event["kind"],
+            SENSE_KEY_NAMES.get(key) if key is not None else None,
+            f"{asc:02X}/{ascq:02X}" if asc is not None and ascq is not None else None)
+
+
+def build_report(analysis, findings: list[dict] | None = None, verdict: dict | None = None) -> dict:
+    events = [e for e in analysis.events if e["kind"] not in _SUMMARY_EXCLUDED]
+    summary: dict[tuple, dict] = {}
+    sectors: dict[str, set[int]] = defaultdict(set)
+    for event in events:
+        key = _summary_key(event)
+        entry = summary.get(key)
+        if entry is None:
+            entry = summary[key] = {
+                "device": key[0] or event.get("unit") if key[0] or event.get("unit") else None,
+                "hctl": key[1], "kind": key[2], "sense_key": key[3], "asc_ascq": key[4],
+                "count": 0, "first": event.get("time"), "last": event.get("time")}
+        entry["count"] += event.get("repeat") or 1
+        if event.get("time"):
+            entry["first"] = min(filter(None, (entry["first"], event["time"])))
+            entry["last"] = max(filter(None, (entry["last"], event["time"])))
+        sector = event.get("sector")
+        if sector is not None and event["kind"] in ("sense", "io_error", "ata_exception", "nvme_error", "md_redirect"):
+            label = event.get("device") or event.get("hctl") or event.get("unit")
+            if label and len(sectors[label]) < MAX_SECTORS:
+                sectors[label].add(sector)
+    for smart in analysis.smart:
+        lbas = getattr(smart, "failing_lbas", None) or []
+        if smart.device and lbas:
+            sectors[smart.device].update(lbas[:MAX_SECTORS])
+    times = sorted(e["time"] for e in events if e.get("time"))
+    topology = analysis.topology
+    return {
+        "schema": SCHEMA,
+        "tool": {"name": "diagdisk", "version": __version__},
+        "input": analysis.input,
+        "generated": datetime.now(timezone.utc).isoformat(timespec="seconds"),
+        "host": {"hostname": analysis.hostname, "kernel": analysis.kernel,
+                 "report_date": analysis.report_date.isoformat() if analysis.report_date else None},
+        "time_span": {"first": times[0] if times else None, "last": times[-1] if times else None},
+        "sources": [{"path": s.name, "format": s.format, "lines": s.lines, "events": s.events,
+                     "unparsed_candidates": s.unparsed_candidates,
+                     "warnings": s.warnings} for s in analysis.sources],
+        "missing_sources": analysis.missing_sources,
+        "warnings": analysis.warnings + topology.conflicts,
+        "devices": _devices(analysis, events),
+        "event_summary": sorted(summary.values(), key=lambda e: (-e["count"], str(e["device"]), e["kind"])),
+        "sectors": {k: sorted(v) for k, v in sorted(sectors.items())},
+        "md_arrays": [{"name": a.name, "level": a.level, "state": a.state,
+                       "failed_members": a.failed_members, "active": a.active, "expected": a.expected,
+                       "members": a.members} for a in sorted(topology.md_arrays.values(), key=lambda a: a.name)],
+        "timeline": _timeline(events),
+        "findings": findings or [],
+        "verdict": verdict or {"status": "healthy", "summary": "No storage fault found.", "suspects": []},
+    }
+
+
+def _devices(analysis, events: list[dict]) -> list[dict]:
+    counts: dict[str, Counter] = defaultdict(Counter)
+    for event in events:
+        if event.get("unit"):
+            counts[event["unit"]][event["kind"]] += event.get("repeat") or 1
+    rows = []
+    for device in sorted(analysis.topology.devices.values(), key=lambda d: (d.hctl is None, d.key)):
+        error_counts = Counter()
+        for key in {device.hctl, device.name, device.key} - {None}:
+            error_counts.update(counts.get(key, {}))
+        rows.append({
+            "hctl": device.hctl, "name": device.name, "majmin": device.majmin, "vendor": device.vendor,
+            "model": device.model, "revision": device.revision, "serial": device.serial,
+            "wwn": device.wwn, "ata_port": device.ata_port or next(
+                (p for p, h in analysis.topology.ata_to_hctl.items() if h and h == device.hctl), None),
+            "type": device.type, "size": device.size, "md_member_of": device.md_member_of,
+            "error_counts": dict(error_counts), "smart": device.smart})
+    return rows
+
+
+def _timeline(events: list[dict]) -> list[dict]:
+    timed = [e for e in events if e.get("clock") == "wall" and e.get("t") is not None]
+    if not timed:
+        return []
+    start, end = min(e["t"] for e in timed), max(e["t"] for e in timed)
+    width = max((end - start) / _TIMELINE_BUCKETS, 1.0)
+    buckets: Counter = Counter()
+    for event in timed:
+        index = min(int((event["t"] - start) / width), _TIMELINE_BUCKETS - 1)
+        buckets[(index, event.get("unit") or "unknown", event["kind"])] += event.get("repeat") or 1
+
+    def iso(t: float) -> str:
+        return datetime.fromtimestamp(t, timezone.utc).replace(tzinfo=None).isoformat()
+
+    return [{"start": iso(start + i * width), "end": iso(start + (i + 1) * width), "device": unit,
+             "kind": kind, "count": count} for (i, unit, kind), count in sorted(buckets.items())]

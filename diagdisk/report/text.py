@@ -1,0 +1,68 @@
+"""The terminal summary: the verdict first, then devices, md arrays and what was read."""
+
+from __future__ import annotations
+
+
+def _table(rows: list[list[str]], headers: list[str]) -> list[str]:
+    widths = [max(len(str(x)) for x in col) for col in zip(headers, *rows)]
+    lines = ["  ".join(str(h).ljust(w) for h, w in zip(headers, widths)).rstrip()]
+    lines += ["  ".join(str(c).ljust(w) for c, w in zip(row, widths)).rstrip() for row in rows]
+    return lines
+
+
+def render_text(report: dict) -> str:
+    out: list[str] = []
+    host = report["host"]
+    span = report["time_span"]
+    out.append(f"diagdisk {report['tool']['version']}: {report['input']}")
+    out.append(f"host {host.get('hostname') or '?'}, kernel {host.get('kernel') or '?'}, "
+               f"events {span.get('first') or '?'} .. {span.get('last') or '?'}")
+    out.append("")
+    verdict = report["verdict"]
+    out.append(f"VERDICT: {verdict['status'].upper()}: {verdict['summary']}")
+    for finding in report["findings"][:10]:
+        suspect = finding["suspect"]
+        who = " ".join(x for x in (suspect.get("hctl"), suspect.get("device")) if x) or "-"
+        out.append(f"  [{finding['rule']}] {finding['severity']:<8} {finding['fru']:<10} {who:<22} "
+                   f"{finding['title']} (x{finding['count']}, confidence {finding['confidence']:.2f})")
+        for evidence in finding["evidence"][:3]:
+            out.append(f"      {evidence['source']}:{evidence['line']}: {evidence['text'][:150]}")
+    out.append("")
+    devices = [d for d in report["devices"]]
+    if devices:
+        out.append("Devices")
+        rows = []
+        for d in devices:
+            errors = ", ".join(f"{k} {v}" for k, v in sorted(d["error_counts"].items(), key=lambda kv: -kv[1]))
+            model = " ".join(x for x in (d.get("vendor"), d.get("model")) if x)
+            smart = (d.get("smart") or {}).get("health") or ""
+            rows.append([d.get("hctl") or "-", d.get("name") or "-", model or "-", smart or "-", errors or "-"])
+        out += ["  " + line for line in _table(rows, ["H:C:T:L", "name", "model", "SMART", "errors"])]
+        out.append("")
+    summary = report["event_summary"]
+    if summary:
+        out.append("Events")
+        rows = [[e["device"] or "-", e["kind"], e["sense_key"] or "", e["asc_ascq"] or "", e["count"],
+                 e["first"] or "", e["last"] or ""] for e in summary[:25]]
+        out += ["  " + line for line in _table(rows, ["device", "kind", "sense key", "ASC/ASCQ", "count", "first", "last"])]
+        if len(summary) > 25:
+            out.append(f"  ... {len(summary) - 25} more rows in --format json")
+        out.append("")
+    if report["md_arrays"]:
+        out.append("md arrays")
+        for a in report["md_arrays"]:
+            counts = f" [{a['expected']}/{a['active']}]" if a["expected"] is not None else ""
+            failed = f", failed: {', '.join(a['failed_members'])}" if a["failed_members"] else ""
+            out.append(f"  {a['name']} {a['level'] or ''} {a['state']}{counts}{failed}")
+        out.append("")
+    out.append("Sources")
+    for s in report["sources"]:
+        extra = f", {s['unparsed_candidates']} unparsed candidate lines" if s["unparsed_candidates"] else ""
+        out.append(f"  {s['path']} ({s['format']}): {s['lines']} lines, {s['events']} events{extra}")
+        for warning in s["warnings"][:3]:
+            out.append(f"    warning: {warning}")
+    if report["missing_sources"]:
+        out.append(f"  not present: {', '.join(report['missing_sources'])}")
+    for warning in report.get("warnings", [])[:5]:
+        out.append(f"  note: {warning}")
+    return "\n".join(out) + "\n"

@@ -1,0 +1,459 @@
+"""Declarative rules (rules/*.yml) evaluated over the event table and the device table.
+
+A rule selects events (or devices) with a small condition language in the spirit of Sigma: a map
+is AND, a list value is OR, `field|modifier` changes the test (contains, re, gte, lte, not,
+exists). `filter` lists selections of benign look-alikes to drop. Matching events are grouped
+(per unit, per SCSI host, or all together), and a group becomes a finding when it reaches the
+`threshold` (count, distinct units, inside a time window). Rules never contain Python.
+
+Suspects are ranked by score = severity weight x confidence x (1 + log10(evidence count)); findings
+about one suspect from several rules combine their confidence as 1 - prod(1 - c). Two cascade
+rules keep consequences from outranking causes: a host-level bus finding whose targets include a
+disk that reported its own media or hardware failure is halved (the error handler's aborts and
+resets of that disk hit its neighbours), and a bus finding on a host with a controller finding
+folds into the controller (the controller is the more specific explanation).
+"""
+
+from __future__ import annotations
+
+import math
+import re
+from dataclasses import dataclass, field
+from pathlib import Path
+
+import pandas as pd
+import yaml
+
+from .errors import DiagdiskError
+from .events import EVENT_FIELDS
+from .resources import rules_dir
+
+SEVERITY_WEIGHT = {"info": 0.1, "low": 0.3, "medium": 0.5, "high": 0.8, "critical": 1.0}
+FRUS = ("disk", "controller", "cable", "bus", "enclosure", "path", "power", "none")
+GROUPINGS = ("unit", "host", "none")
+MODIFIERS = ("contains", "re", "gte", "lte", "gt", "lt", "not", "exists")
+MAX_EVIDENCE = 20
+_REQUIRED = ("id", "title", "description", "severity", "fru", "confidence", "select", "recommendation")
+_ALLOWED = set(_REQUIRED) | {"name", "scope", "filter", "group_by", "threshold", "quiet_neighbours",
+                             "yields_to_host", "references", "examples", "status"}
+DEVICE_FIELDS = {"unit", "hctl", "name", "type", "model", "vendor", "smart_health"}
+
+
+class RuleError(DiagdiskError):
+    """A malformed rule file: names the file, line and field."""
+
+
+@dataclass
+class Rule:
+    id: str
+    title: str
+    description: str
+    severity: str
+    fru: str
+    confidence: float
+    select: dict
+    recommendation: str
+    path: Path
+    name: str = ""
+    on: str = "events"
+    filter: list = field(default_factory=list)
+    group_by: str = "unit"
+    threshold: dict = field(default_factory=dict)
+    quiet_neighbours: bool = False
+    yields_to_host: bool = False
+    references: list = field(default_factory=list)
+    examples: dict = field(default_factory=dict)
+    status: str = "stable"
+
+
+class _LineLoader(yaml.SafeLoader):
+    """Remembers the line of every mapping key so errors can point at it."""
+
+
+def _construct_mapping(loader, node, deep=False):
+    mapping = yaml.SafeLoader.construct_mapping(loader, node, deep=deep)
+    mapping["__lines__"] = {key_node.value: key_node.start_mark.line + 1
+                            for key_node, _ in node.value if isinstance(key_node, yaml.ScalarNode)}
+    return mapping
+
+
+_LineLoader.add_constructor(yaml.resolver.BaseResolver.DEFAULT_MAPPING_TAG, _construct_mapping)
+
+
+def _strip_lines(value):
+    if isinstance(value, dict):
+        return {k: _strip_lines(v) for k, v in value.items() if k != "__lines__"}
+    if isinstance(value, list):
+        return [_strip_lines(v) for v in value]
+    return value
+
+
+def _fail(path: Path, line: int | None, field_name: str, reason: str, help_text: str | None = None):
+    where = f"{path}:{line}" if line else str(path)
+    message = f"invalid rule file {where}: field '{field_name}': {reason}"
+    if help_text:
+        message += f" ({help_text})"
+    raise RuleError(message)
+
+
+def _check_selection(path: Path, selection, lines: dict, where: str, fields: set[str]) -> None:
+    if not isinstance(selection, dict):
+        _fail(path, lines.get(where), where, "must be a map of field: value")
+    for key in selection:
+        if key == "__lines__":
+            continue
+        name, _, modifier = key.partition("|")
+        if name not in fields:
+            close = [f for f in fields if f.startswith(name[:4])]
+            _fail(path, selection.get("__lines__", {}).get(key), f"{where}.{key}",
+                  f"unknown field '{name}'", f"did you mean {close[0]!r}?" if close else None)
+        if modifier and modifier not in MODIFIERS:
+            _fail(path, selection.get("__lines__", {}).get(key), f"{where}.{key}",
+                  f"unknown modifier '{modifier}'", f"one of {', '.join(MODIFIERS)}")
+
+
+def load_rule_file(path: Path) -> Rule:
+    try:
+        raw = yaml.load(path.read_text(), Loader=_LineLoader)
+    except yaml.YAMLError as exc:
+        mark = getattr(exc, "problem_mark", None)
+        _fail(path, mark.line + 1 if mark else None, "(yaml)", str(getattr(exc, "problem", exc)))
+    except OSError as exc:
+        raise RuleError(f"cannot read rule file {path}: {exc.strerror}") from None
+    if not isinstance(raw, dict):
+        _fail(path, 1, "(document)", "a rule file holds one map")
+    lines = raw.get("__lines__", {})
+    for key in _REQUIRED:
+        if key not in raw:
+            _fail(path, None, key, "missing")
+    for key in raw:
+        if key != "__lines__" and key not in _ALLOWED:
+            _fail(path, lines.get(key), key, "unknown key")
+    if raw["severity"] not in SEVERITY_WEIGHT:
+        _fail(path, lines.get("severity"), "severity", f"must be one of {', '.join(SEVERITY_WEIGHT)}")
+    if raw["fru"] not in FRUS:
+        _fail(path, lines.get("fru"), "fru", f"must be one of {', '.join(FRUS)}")
+    if not isinstance(raw["confidence"], (int, float)) or not 0 < raw["confidence"] <= 1:
+        _fail(path, lines.get("confidence"), "confidence", "must be a number in (0, 1]")
+    if not re.fullmatch(r"DD\d{3}", str(raw["id"])):
+        _fail(path, lines.get("id"), "id", "must look like DD101")
+    on = raw.get("scope", "events")
+    if on not in ("events", "devices"):
+        _fail(path, lines.get("scope"), "scope", "must be events or devices")
+    fields = (set(EVENT_FIELDS) | {"unit"}) if on == "events" else DEVICE_FIELDS | {"smart_flag"}
+    _check_selection(path, raw["select"], lines, "select", fields if on == "events" else _device_fields_open())
+    for index, selection in enumerate(raw.get("filter") or []):
+        _check_selection(path, selection, lines, f"filter[{index}]", fields if on == "events" else _device_fields_open())
+    if raw.get("group_by", "unit") not in GROUPINGS:
+        _fail(path, lines.get("group_by"), "group_by", f"must be one of {', '.join(GROUPINGS)}")
+    threshold = raw.get("threshold") or {}
+    for key in threshold:
+        if key not in ("count", "distinct_units", "window", "__lines__"):
+            _fail(path, lines.get("threshold"), f"threshold.{key}", "unknown key (count, distinct_units, window)")
+    clean = _strip_lines(raw)
+    return Rule(path=path, id=str(clean["id"]), title=clean["title"], description=clean["description"],
+                severity=clean["severity"], fru=clean["fru"], confidence=float(clean["confidence"]),
+                select=clean["select"], recommendation=clean["recommendation"], name=clean.get("name", ""),
+                on=on, filter=clean.get("filter") or [], group_by=clean.get("group_by", "unit"),
+                threshold=clean.get("threshold") or {}, quiet_neighbours=bool(clean.get("quiet_neighbours")),
+                yields_to_host=bool(clean.get("yields_to_host")), references=clean.get("references") or [],
+                examples=clean.get("examples") or {}, status=clean.get("status", "stable"))
+
+
+class _OpenFields(set):
+    """Device rules may name any smart_<counter> column."""
+
+    def __contains__(self, item):
+        return super().__contains__(item) or str(item).startswith("smart_")
+
+
+def _device_fields_open() -> set:
+    return _OpenFields(DEVICE_FIELDS)
+
+
+def load_rules(extra_dirs: list[str] | None = None, only: list[Path] | None = None) -> list[Rule]:
+    paths = only or sorted(rules_dir().rglob("*.yml"))
+    for extra in extra_dirs or []:
+        paths += sorted(Path(extra).rglob("*.yml"))
+    rules = [load_rule_file(p) for p in paths]
+    seen: dict[str, Path] = {}
+    for rule in rules:
+        if rule.id in seen:
+            raise RuleError(f"rule id {rule.id} is used by both {seen[rule.id]} and {rule.path}")
+        seen[rule.id] = rule.path
+    return rules
+
+
+# ---------------------------------------------------------------- evaluation
+
+def _mask(frame: pd.DataFrame, selection: dict) -> pd.Series:
+    mask = pd.Series(True, index=frame.index)
+    for key, expected in selection.items():
+        name, _, modifier = key.partition("|")
+        column = frame[name] if name in frame else pd.Series(None, index=frame.index, dtype=object)
+        values = expected if isinstance(expected, list) else [expected]
+        if modifier == "exists":
+            test = column.notna() if expected else column.isna()
+        elif modifier == "contains":
+            text = column.astype("string")
+            test = pd.Series(False, index=frame.index)
+            for value in values:
+                test |= text.str.contains(str(value), regex=False).fillna(False).astype(bool)
+        elif modifier == "re":
+            text = column.astype("string")
+            test = text.str.contains("|".join(f"(?:{v})" for v in values), regex=True).fillna(False).astype(bool)
+        elif modifier in ("gte", "lte", "gt", "lt"):
+            numbers = pd.to_numeric(column, errors="coerce")
+            op = {"gte": numbers.ge, "lte": numbers.le, "gt": numbers.gt, "lt": numbers.lt}[modifier]
+            test = op(values[0]).fillna(False).astype(bool)
+        elif modifier == "not":
+            test = ~column.isin(values)
+        else:
+            test = column.isin(values)
+        mask &= test
+    return mask
+
+
+def _densest_window(times: list[float | None], units: list[str], window: float | None) -> tuple[int, int]:
+    """(most events, most distinct units) inside any window of `window` seconds."""
+    if window is None or any(t is None or (isinstance(t, float) and math.isnan(t)) for t in times):
+        return len(times), len(set(units) - {None})
+    order = sorted(range(len(times)), key=lambda i: times[i])
+    best_count = best_units = 0
+    start = 0
+    for end in range(len(order)):
+        while times[order[end]] - times[order[start]] > window:
+            start += 1
+        inside = order[start:end + 1]
+        best_count = max(best_count, len(inside))
+        best_units = max(best_units, len({units[i] for i in inside} - {None}))
+    return best_count, best_units
+
+
+@dataclass
+class RuleContext:
+    events: pd.DataFrame
+    devices: pd.DataFrame
+    records: list[dict]
+    topology: object
+
+
+def build_context(analysis) -> RuleContext:
+    topology = analysis.topology
+    path_of = {}
+    for mp in topology.multipath:
+        for path in mp.paths:
+            path_of[path["hctl"]] = mp.name
+            path_of[path["device"]] = mp.name
+    records = [e for e in analysis.events if e["kind"] not in ("attach", "info", "scsi_context")]
+    for event in records:
+        mp = path_of.get(event.get("hctl")) or path_of.get(event.get("device"))
+        if mp:
+            event["mpath_map"] = mp
+    columns = sorted(set(EVENT_FIELDS) | {"unit", "_index"})
+    frame = pd.DataFrame([{**{k: e.get(k) for k in columns}, "_index": i} for i, e in enumerate(records)],
+                         columns=columns)
+    frame["host_key"] = frame["host"].map(lambda h: None if h is None or (isinstance(h, float) and math.isnan(h))
+                                          else f"host{int(h)}")
+    device_rows = []
+    for device in topology.devices.values():
+        row = {"unit": device.hctl or device.key, "hctl": device.hctl, "name": device.name, "type": device.type,
+               "model": device.model, "vendor": device.vendor,
+               "smart_health": (device.smart or {}).get("health")}
+        for flag in (device.smart or {}).get("flags", []):
+            key, _, value = flag.partition(":")
+            try:
+                row[f"smart_{key}"] = int(value, 0) if value else 1
+            except ValueError:
+                row[f"smart_{key}"] = 1
+        device_rows.append(row)
+    return RuleContext(events=frame, devices=pd.DataFrame(device_rows), records=records, topology=topology)
+
+
+def _device_info(topology, unit: str | None) -> dict:
+    if unit is None:
+        return {"hctl": None, "device": None, "model": None, "serial": None}
+    device = topology.devices.get(unit) or topology.devices.get(topology.name_to_hctl.get(unit, ""))
+    if device is None:
+        return {"hctl": unit if re.fullmatch(r"\d+:\d+:\d+:\d+", unit) else None,
+                "device": None if re.fullmatch(r"\d+:\d+:\d+:\d+", unit) else unit, "model": None, "serial": None}
+    model = " ".join(x for x in (device.vendor, device.model) if x) or None
+    return {"hctl": device.hctl, "device": device.name or (None if device.hctl else device.key),
+            "model": model, "serial": device.serial, "md_arrays": list(device.md_member_of)}
+
+
+def evaluate_rule(rule: Rule, context: RuleContext) -> list[dict]:
+    if rule.on == "devices":
+        return _evaluate_device_rule(rule, context)
+    frame = context.events
+    if frame.empty:
+        return []
+    mask = _mask(frame, rule.select)
+    for selection in rule.filter:
+        mask &= ~_mask(frame, selection)
+    selected = frame[mask]
+    if selected.empty:
+        return []
+    key = {"unit": "unit", "host": "host_key", "none": None}[rule.group_by]
+    if key is None:
+        groups = [(None, selected)]
+    elif key == "unit":
+        groups = list(selected.groupby(key, dropna=True, observed=True))
+    else:
+        # events that name no host (a controller known only by its PCI address) form one group
+        keyed = selected.assign(_group=selected[key].astype(object).where(selected[key].notna(), ""))
+        groups = list(keyed.groupby("_group", observed=True))
+    findings = []
+    count_needed = int(rule.threshold.get("count", 1))
+    units_needed = int(rule.threshold.get("distinct_units", 0))
+    window = rule.threshold.get("window")
+    for group_key, group in groups:
+        if group.empty:
+            continue
+        units = [u if isinstance(u, str) and u else None for u in group["unit"]]
+        times = [None if pd.isna(t) else float(t) for t in group["t"]]
+        best_count, best_units = _densest_window(times, units, window)
+        repeats = group["repeat"].fillna(1).astype(int).sum() if "repeat" in group else len(group)
+        if max(best_count, 0) < count_needed and repeats < count_needed or best_units < units_needed:
+            continue
+        if rule.quiet_neighbours and rule.group_by == "unit" and _neighbours_noisy(group_key, frame, mask):
+            continue
+        records = [context.records[i] for i in group["_index"]]
+        findings.append(_finding(rule, context, group_key, records, int(repeats)))
+    return findings
+
+
+def _neighbours_noisy(unit, frame: pd.DataFrame, mask: pd.Series) -> bool:
+    hosts = frame.loc[mask & (frame["unit"] == unit), "host_key"].dropna().unique()
+    if len(hosts) == 0:
+        return False
+    others = frame[mask & frame["host_key"].isin(hosts) & (frame["unit"] != unit) & frame["unit"].notna()]
+    return not others.empty
+
+
+def _finding(rule: Rule, context: RuleContext, group_key, records: list[dict], count: int) -> dict:
+    if rule.group_by == "unit":
+        suspect = _device_info(context.topology, group_key)
+    elif rule.group_by == "host":
+        suspect = {"hctl": None, "device": group_key or None, "model": None, "serial": None}
+    else:
+        suspect = {"hctl": None, "device": None, "model": None, "serial": None}
+    times = sorted(r["time"] for r in records if r.get("time"))
+    evidence = sorted(records, key=lambda r: (r["source"], r["line"]))[:MAX_EVIDENCE]
+    units = sorted({r.get("unit") for r in records if r.get("unit")})
+    return {
+        "rule": rule.id, "title": rule.title, "severity": rule.severity, "fru": rule.fru,
+        "suspect": {k: suspect.get(k) for k in ("hctl", "device", "model", "serial")},
+        "md_arrays": suspect.get("md_arrays", []),
+        "confidence": rule.confidence, "count": count,
+        "first": times[0] if times else None, "last": times[-1] if times else None,
+        "evidence": [{"source": r["source"], "line": r["line"], "text": r["raw"]} for r in evidence],
+        "explanation": rule.description.strip(),
+        "recommendation": rule.recommendation.strip(),
+        "units": units,
+        "_yields_to_host": rule.yields_to_host,
+        "_group_by": rule.group_by,
+    }
+
+
+def _evaluate_device_rule(rule: Rule, context: RuleContext) -> list[dict]:
+    frame = context.devices
+    if frame.empty:
+        return []
+    mask = _mask(frame, rule.select)
+    for selection in rule.filter:
+        mask &= ~_mask(frame, selection)
+    findings = []
+    for _, row in frame[mask].iterrows():
+        unit = row["unit"]
+        suspect = _device_info(context.topology, unit)
+        device = context.topology.devices.get(unit) or context.topology.devices.get(
+            context.topology.name_to_hctl.get(unit, ""))
+        flags = (device.smart or {}).get("flags", []) if device else []
+        findings.append({
+            "rule": rule.id, "title": rule.title, "severity": rule.severity, "fru": rule.fru,
+            "suspect": {k: suspect.get(k) for k in ("hctl", "device", "model", "serial")},
+            "md_arrays": suspect.get("md_arrays", []), "confidence": rule.confidence, "count": 1,
+            "first": None, "last": None,
+            "evidence": [{"source": "smartctl", "line": 0,
+                          "text": f"SMART health {row.get('smart_health')}; " + ", ".join(flags)}],
+            "explanation": rule.description.strip(), "recommendation": rule.recommendation.strip(),
+            "units": [unit], "_yields_to_host": False, "_group_by": "unit"})
+    return findings
+
+
+# ---------------------------------------------------------------- verdict
+
+_VERBS = {"disk": "Replace disk", "cable": "Check or replace the cable/port of", "controller": "Check the controller",
+          "bus": "Check the bus/transport behind", "enclosure": "Check the enclosure or USB bridge of",
+          "path": "Check the storage path to", "power": "Check the power feeding", "none": "Review"}
+
+
+def _suspect_key(finding: dict) -> tuple:
+    s = finding["suspect"]
+    return (finding["fru"], s.get("hctl") or s.get("device"))
+
+
+def evaluate_rules(rules: list[Rule], analysis) -> tuple[list[dict], dict]:
+    context = build_context(analysis)
+    findings = [f for rule in rules for f in evaluate_rule(rule, context)]
+    host_level = [f for f in findings if f["_group_by"] == "host" and f["fru"] in ("controller", "bus")]
+    covered = {u for f in host_level for u in f["units"]}
+    # Consequences are not causes: a per-device finding from timeouts/offlines on a device that a
+    # host-level finding already covers supports that finding instead of naming its own suspect.
+    for finding in findings:
+        finding["consequence"] = bool(finding["_yields_to_host"] and set(finding["units"]) & covered)
+    self_reported = {u for f in findings if f["fru"] == "disk" and f["severity"] == "critical" for u in f["units"]}
+    controller_hosts = {f["suspect"]["device"] for f in host_level if f["fru"] == "controller"}
+    for finding in host_level:
+        if finding["fru"] == "bus" and finding["suspect"]["device"] in controller_hosts:
+            finding["consequence"] = True
+        elif finding["fru"] == "bus" and set(finding["units"]) & self_reported:
+            finding["confidence"] *= 0.5
+    suspects: dict[tuple, dict] = {}
+    for finding in findings:
+        if finding["consequence"] or finding["fru"] == "none":
+            continue
+        key = _suspect_key(finding)
+        entry = suspects.setdefault(key, {"fru": finding["fru"], **finding["suspect"], "confidence": 0.0,
+                                          "rules": [], "md_arrays": finding.get("md_arrays", []),
+                                          "_score": 0.0, "_first": finding["first"] or "~", "_count": 0})
+        entry["confidence"] = 1 - (1 - entry["confidence"]) * (1 - finding["confidence"])
+        entry["rules"].append(finding["rule"])
+        entry["_count"] += finding["count"]
+        entry["_score"] += SEVERITY_WEIGHT[finding["severity"]] * finding["confidence"] * (1 + math.log10(max(finding["count"], 1)))
+        if finding["first"] and finding["first"] < entry["_first"]:
+            entry["_first"] = finding["first"]
+    ranked = sorted(suspects.values(), key=lambda s: (-round(s["_score"], 6), s["_first"]))
+    for entry in ranked:
+        entry["confidence"] = round(min(entry["confidence"], 0.99), 2)
+        entry["score"] = round(entry.pop("_score"), 3)
+        entry.pop("_first")
+        entry.pop("_count")
+    findings.sort(key=lambda f: (f["consequence"], -SEVERITY_WEIGHT[f["severity"]] * f["confidence"], f["rule"]))
+    for finding in findings:
+        finding.pop("_yields_to_host")
+        finding.pop("_group_by")
+        finding.pop("units")
+        finding["confidence"] = round(finding["confidence"], 2)
+    return findings, _verdict(ranked, findings, analysis)
+
+
+def _verdict(ranked: list[dict], findings: list[dict], analysis) -> dict:
+    degraded = [a for a in analysis.topology.md_arrays.values() if a.state in ("degraded", "failed")]
+    if not ranked:
+        status = "degraded" if degraded else "healthy"
+        summary = ("md arrays degraded: " + ", ".join(a.name for a in degraded) + "; no failing part identified."
+                   if degraded else "No storage fault found.")
+        return {"status": status, "summary": summary, "suspects": []}
+    top = ranked[0]
+    top_findings = [f for f in findings if not f["consequence"] and _suspect_key(f) == (top["fru"], top.get("hctl") or top.get("device"))]
+    severities = {f["severity"] for f in top_findings}
+    status = "failure" if severities & {"critical", "high"} and top["confidence"] >= 0.7 else "suspect"
+    who = ", ".join(x for x in (top.get("device"), top.get("model"), top.get("serial") and f"serial {top['serial']}") if x)
+    name = top.get("hctl") or top.get("device") or "the shared component"
+    label = f"{name} ({who})" if who and who != name else name
+    reasons = "; ".join(f"{f['count']} x {f['title'].lower()}" for f in top_findings[:3])
+    arrays = f"; md arrays: {', '.join(top['md_arrays'])}" if top.get("md_arrays") else ""
+    summary = f"{_VERBS[top['fru']]} {label}: {reasons}{arrays}; confidence {top['confidence']:.2f}"
+    return {"status": status, "summary": summary, "suspects": ranked}

@@ -1,0 +1,138 @@
+"""Where each datum lives: sosreport paths and content sniffing, kept apart from the parsers.
+
+A sosreport (or a `diagdisk collect` bundle, laid out the same way) is recognised by its paths; a
+lone file or a plain folder of logs is recognised by content. Each file found becomes a Source with
+a `format` that names the parser to use.
+"""
+
+from __future__ import annotations
+
+import fnmatch
+import json
+import re
+from dataclasses import dataclass, field
+from pathlib import Path
+
+from .chunks import detect_compression
+
+# (glob below the sosreport root, format). First match wins; order goes from specific to generic.
+SOSREPORT_PATHS: list[tuple[str, str]] = [
+    ("var/log/messages*", "log"),
+    ("var/log/syslog*", "log"),
+    ("var/log/kern.log*", "log"),
+    ("sos_commands/kernel/dmesg*", "log"),
+    ("sos_commands/logs/journalctl*", "log"),
+    ("sos_commands/logs/*", "log"),
+    ("sos_strings/*/*.tailed", "log"),
+    ("sos_strings/*.tailed", "log"),
+    ("proc/scsi/scsi", "proc_scsi"),
+    ("proc/mdstat", "mdstat"),
+    ("sos_commands/md/mdadm_-D_*", "mdadm_detail"),
+    ("sos_commands/scsi/lsscsi*", "lsscsi"),
+    ("sos_commands/block/lsblk*", "lsblk"),
+    ("sos_commands/block/ls_-lanR_.dev*", "by_id"),
+    ("sos_commands/block/ls_-l_.dev.disk.by-*", "by_id"),
+    ("sos_commands/devices/ls_-lanR_.dev*", "by_id"),
+    ("dev/disk/by-id/*", "by_id_link"),
+    ("sos_commands/multipath/multipath_-l*", "multipath"),
+    ("sos_commands/ata/smartctl*", "smartctl_text"),
+    ("sos_commands/block/smartctl*", "smartctl_text"),
+    ("sos_commands/nvme/smartctl*", "smartctl_text"),
+    ("sos_commands/smart/smartctl*", "smartctl_text"),
+    ("smartctl/*.json", "smartctl_json"),
+    ("date", "date"),
+    ("sos_commands/general/date", "date"),
+    ("sos_commands/date/date", "date"),
+    ("hostname", "hostname"),
+    ("sos_commands/host/hostname", "hostname"),
+    ("sos_commands/general/hostname", "hostname"),
+    ("uname", "uname"),
+    ("sos_commands/kernel/uname_-a", "uname"),
+    ("sos_reports/manifest.json", "sos_manifest"),
+    ("manifest.json", "bundle_manifest"),
+]
+
+# What an analysis of a sosreport wants to see, reported as missing when absent.
+EXPECTED_SOURCES = {
+    "log": "var/log/messages or sos_commands/kernel/dmesg",
+    "proc_scsi": "proc/scsi/scsi",
+    "mdstat": "proc/mdstat",
+}
+
+_LOG_SUFFIX = re.compile(r"(?:\.\d+|-\d{8}|\.gz|\.xz|\.bz2|\.tailed)+$")
+
+
+@dataclass
+class Source:
+    path: Path                   # on disk
+    name: str                    # as shown to the user: relative to the input root
+    format: str
+    warnings: list[str] = field(default_factory=list)
+
+    @property
+    def rotation_key(self) -> tuple:
+        """Order rotations oldest first: messages-20240301 < messages.2 < messages.1 < messages."""
+        base = _LOG_SUFFIX.sub("", self.name)
+        suffix = self.name[len(base):]
+        dated = re.search(r"-(\d{8})", suffix)
+        numbered = re.search(r"\.(\d+)", suffix)
+        if dated:
+            return (base, 0, int(dated.group(1)))
+        if numbered:
+            return (base, 1, -int(numbered.group(1)))
+        return (base, 2, 0)
+
+
+def is_sosreport_root(root: Path) -> bool:
+    return any((root / marker).exists() for marker in ("sos_commands", "sos_reports", "var/log", "proc"))
+
+
+def classify_in_tree(relative: str) -> str | None:
+    for pattern, fmt in SOSREPORT_PATHS:
+        if fnmatch.fnmatchcase(relative, pattern):
+            return fmt
+    return None
+
+
+def sniff_format(path: Path) -> str | None:
+    """Content-based format of a lone file; None when it is not something diagdisk reads."""
+    try:
+        with open(path, "rb") as handle:
+            head = handle.read(8192)
+    except OSError:
+        return None
+    if detect_compression(head[:6]):
+        return "log"  # compressed rotations are logs; archives are handled before this
+    text = head.decode("utf-8", "replace")
+    stripped = text.lstrip()
+    if stripped.startswith("{"):
+        try:
+            if "smartctl" in json.loads(path.read_text(errors="replace")):
+                return "smartctl_json"
+        except (ValueError, OSError):
+            return None
+        return None
+    if stripped.startswith("Attached devices:") or re.match(r"Host: scsi\d+ Channel:", stripped):
+        return "proc_scsi"
+    if stripped.startswith("Personalities :"):
+        return "mdstat"
+    if re.match(r"smartctl \d", stripped):
+        return "smartctl_text"
+    if re.match(r"/dev/md\S*:\s*\n\s*Version :", stripped):
+        return "mdadm_detail"
+    if re.match(r"\[\d+:\d+:\d+:\d+\]\s+\S", stripped):
+        return "lsscsi"
+    if re.match(r'(?:NAME|KNAME)="', stripped):
+        return "lsblk"
+    if re.search(r"\bdm-\d+ .*\n\s*size=", text):
+        return "multipath"
+    if _looks_like_text(head):
+        return "log"
+    return None
+
+
+def _looks_like_text(head: bytes) -> bool:
+    if not head:
+        return True
+    controls = sum(1 for b in head if b < 9 or 13 < b < 32)
+    return controls / len(head) < 0.05

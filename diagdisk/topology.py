@@ -1,0 +1,264 @@
+"""One device table for the whole report, and every event resolved to the best identity it allows.
+
+Links between names come only from text that shows both at once: an `sd H:C:T:L: [sdX]` line,
+lsscsi, lsblk's HCTL column, multipath's path rows, a libata error-handling block that contains one
+SCSI device's lines. Where two sources disagree (names move between boots), the link is dropped and
+the conflict is recorded; nothing is inferred from order or numbering.
+"""
+
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass, field
+
+from . import devnames
+from .inventory import MdArray, MultipathMap, ScsiDevice
+
+
+@dataclass
+class Device:
+    key: str                      # hctl when known, else the best name (sdb, nvme0, ata3)
+    hctl: str | None = None
+    name: str | None = None
+    majmin: str | None = None
+    vendor: str | None = None
+    model: str | None = None
+    revision: str | None = None
+    serial: str | None = None
+    wwn: str | None = None
+    ata_port: str | None = None
+    type: str | None = None
+    size: str | None = None
+    md_member_of: list[str] = field(default_factory=list)
+    smart: dict | None = None
+    sources: set[str] = field(default_factory=set)
+
+    def label(self) -> str:
+        parts = [p for p in (self.hctl, self.name) if p]
+        return " / ".join(parts) or self.key
+
+
+def _host_of(hctl: str | None) -> int | None:
+    return int(hctl.split(":")[0]) if hctl else None
+
+
+class Topology:
+    def __init__(self) -> None:
+        self.devices: dict[str, Device] = {}
+        self.name_to_hctl: dict[str, str] = {}
+        self.hctl_to_name: dict[str, str] = {}
+        self.ata_to_hctl: dict[str, str] = {}
+        self.pci_to_host: dict[str, int] = {}
+        self.conflicts: list[str] = []
+        self.md_arrays: dict[str, MdArray] = {}
+        self.multipath: list[MultipathMap] = []
+        self._bad_links: set[tuple[str, str]] = set()
+
+    # ---- building
+    def link(self, hctl: str | None, name: str | None, origin: str) -> None:
+        if not hctl or not name:
+            return
+        name = devnames.disk_of(name)
+        known_name = self.hctl_to_name.get(hctl)
+        known_hctl = self.name_to_hctl.get(name)
+        if (known_name and known_name != name) or (known_hctl and known_hctl != hctl):
+            if (hctl, name) not in self._bad_links:
+                self.conflicts.append(
+                    f"{origin}: {hctl} is {name}, but another source says "
+                    f"{hctl} is {known_name or '?'} / {name} is {known_hctl or '?'}; left unresolved")
+                self._bad_links.add((hctl, name))
+            self.hctl_to_name.pop(hctl, None)
+            self.name_to_hctl.pop(name, None)
+            return
+        if (hctl, name) in self._bad_links:
+            return
+        self.hctl_to_name[hctl] = name
+        self.name_to_hctl[name] = hctl
+
+    def device(self, hctl: str | None = None, name: str | None = None) -> Device:
+        if name:
+            name = devnames.disk_of(name)
+        if hctl is None and name is not None:
+            hctl = self.name_to_hctl.get(name)
+        if name is None and hctl is not None:
+            name = self.hctl_to_name.get(hctl)
+        key = hctl or name
+        device = self.devices.get(key)
+        if device is None and hctl and name and name in self.devices:
+            device = self.devices.pop(name)  # a name-only device learns its H:C:T:L
+            device.key = hctl
+            self.devices[hctl] = device
+        if device is None:
+            device = Device(key=key, hctl=hctl, name=name)
+            self.devices[key] = device
+        device.hctl = device.hctl or hctl
+        device.name = device.name or name
+        return device
+
+    def add_scsi_devices(self, records: list[ScsiDevice], origin: str) -> None:
+        for record in records:
+            if record.hctl and record.name:
+                self.link(record.hctl, record.name, origin)
+        for record in records:
+            device = self.device(record.hctl or None, record.name)
+            for attr in ("vendor", "model", "revision", "serial", "wwn", "size"):
+                if getattr(device, attr) is None and getattr(record, attr):
+                    setattr(device, attr, getattr(record, attr))
+            if device.type is None and record.type:
+                device.type = _normal_type(record.type)
+            device.sources.add(origin)
+
+    def learn_from_events(self, events: list[dict]) -> None:
+        for event in events:
+            if event.get("hctl") and event.get("device"):
+                self.link(event["hctl"], event["device"], f'{event["source"]}:{event["line"]}')
+        self._link_ata_ports(events)
+        for event in events:
+            if event.get("pci") and event.get("host") is not None:
+                self.pci_to_host.setdefault(event["pci"], event["host"])
+        for event in events:
+            if event.get("kind") == "attach" and (event.get("hctl") or event.get("device")):
+                device = self.device(event.get("hctl"), event.get("device"))
+                for attr in ("vendor", "model", "revision"):
+                    if getattr(device, attr) is None and event.get(attr):
+                        setattr(device, attr, event[attr])
+                if device.type is None and event.get("devtype"):
+                    device.type = _normal_type(event["devtype"])
+                device.sources.add(event["source"])
+
+    def _link_ata_ports(self, events: list[dict]) -> None:
+        """An EH block (exception .. EH complete) of ataN that holds exactly one SCSI device's lines
+        ties ataN to that device; so does an ATA identify line next to a SCSI attach of one model."""
+        by_source: dict[str, list[dict]] = {}
+        for event in events:
+            by_source.setdefault(event["source"], []).append(event)
+        candidates: dict[str, set[str]] = {}
+        for source_events in by_source.values():
+            open_ports: dict[str, set[str]] = {}
+            for event in source_events:
+                port = event.get("ata_port")
+                if port and event["kind"] in ("ata_exception", "ata_detail", "ata_link"):
+                    open_ports.setdefault(port, set())
+                if port and event["kind"] == "ata_eh_complete":
+                    seen = open_ports.pop(port, set())
+                    if seen:
+                        candidates.setdefault(port, set()).update(seen)
+                    else:
+                        open_ports[port] = set()  # reversed journal: the block follows
+                    continue
+                if event.get("hctl") and not port:
+                    for seen in open_ports.values():
+                        seen.add(event["hctl"])
+            for port, seen in open_ports.items():
+                if seen:
+                    candidates.setdefault(port, set()).update(seen)
+        for port, hctls in candidates.items():
+            if len(hctls) == 1:
+                self.ata_to_hctl[port] = next(iter(hctls))
+            else:
+                self.conflicts.append(f"{port}: its error handling shows several devices "
+                                      f"({', '.join(sorted(hctls))}); not linked")
+
+    # ---- resolving
+    def resolve(self, event: dict) -> None:
+        """Fill hctl/device of one event from the links, and name the unit it blames."""
+        if event.get("host") is None and event.get("pci") in self.pci_to_host:
+            event["host"] = self.pci_to_host[event["pci"]]
+        if event.get("hctl") is None and event.get("host") is not None and event.get("target") is not None:
+            event["hctl"] = self._hctl_from_parts(event)
+        if event.get("device") is None and event.get("majmin"):
+            major, minor = (int(x) for x in event["majmin"].split(":"))
+            name = devnames.name_from_majmin(major, minor)
+            if name:
+                event["device"] = devnames.disk_of(name)
+                event.setdefault("partition", name if name != event["device"] else None)
+        if event.get("hctl") is None and event.get("ata_port") in self.ata_to_hctl:
+            event["hctl"] = self.ata_to_hctl[event["ata_port"]]
+        if event.get("device") is None and event.get("hctl") in self.hctl_to_name:
+            event["device"] = self.hctl_to_name[event["hctl"]]
+        if event.get("hctl") is None and event.get("device") in self.name_to_hctl:
+            event["hctl"] = self.name_to_hctl[event["device"]]
+        if event.get("nvme_ctrl") is None and event.get("device", "") and event["device"].startswith("nvme"):
+            event["nvme_ctrl"] = re.sub(r"n\d+$", "", event["device"])
+        if event.get("hctl"):
+            parts = [int(x) for x in event["hctl"].split(":")]
+            for key, value in zip(("host", "channel", "target", "lun"), parts):
+                event[key] = value
+        event["unit"] = unit_of(event)
+
+    def _hctl_from_parts(self, event: dict) -> str | None:
+        host, target, lun = event["host"], event["target"], event.get("lun", 0)
+        if event.get("channel") is not None:
+            return f"{host}:{event['channel']}:{target}:{lun}"
+        matches = {h for h in self._known_hctls()
+                   if h.split(":")[0] == str(host) and h.split(":")[2] == str(target) and h.split(":")[3] == str(lun)}
+        if len(matches) == 1:
+            return next(iter(matches))
+        # mptscsih and 2.4 "scsi0 (1:0)" omit the channel; every single-channel HBA uses 0
+        channels = {h.split(":")[1] for h in self._known_hctls() if h.split(":")[0] == str(host)}
+        if channels <= {"0"}:
+            return f"{host}:0:{target}:{lun}"
+        return None
+
+    def _known_hctls(self) -> set[str]:
+        return {d.hctl for d in self.devices.values() if d.hctl} | set(self.hctl_to_name)
+
+    def add_md(self, array: MdArray) -> None:
+        known = self.md_arrays.get(array.name)
+        if known is None:
+            self.md_arrays[array.name] = array
+            return
+        for member in array.members:
+            if member not in known.members:
+                known.members.append(member)
+        for member in array.failed_members:
+            if member not in known.failed_members:
+                known.failed_members.append(member)
+        known.level = known.level or array.level
+        known.expected = known.expected or array.expected
+        known.active = known.active if known.active is not None else array.active
+        if _STATE_RANK[array.state] > _STATE_RANK[known.state]:
+            known.state = array.state
+
+    def attach_md_members(self) -> None:
+        for array in self.md_arrays.values():
+            for member in array.members:
+                device = self.devices.get(self.name_to_hctl.get(devnames.disk_of(member), "")) \
+                    or self.devices.get(devnames.disk_of(member))
+                if device is None and re.match(r"(sd|hd|vd|nvme)", member):
+                    device = self.device(name=member)
+                if device is not None and array.name not in device.md_member_of:
+                    device.md_member_of.append(array.name)
+
+
+_STATE_RANK = {"clean": 0, "recovering": 1, "degraded": 2, "failed": 3}
+
+
+def _normal_type(text: str) -> str:
+    text = text.lower()
+    if "direct" in text or text == "disk":
+        return "disk"
+    if "cd" in text or text == "rom":
+        return "cdrom"
+    if "enclosure" in text:
+        return "enclosure"
+    return text
+
+
+def unit_of(event: dict) -> str | None:
+    """The physical unit an event is about, as precisely as its identity allows."""
+    for key in ("hctl", "device", "nvme_ctrl", "ata_link", "ata_port"):
+        value = event.get(key)
+        if value:
+            if key == "device" and value.startswith("nvme"):
+                return re.sub(r"n\d+$", "", value)
+            if key == "ata_link":
+                return value.split(".")[0]
+            return value
+    if event.get("majmin"):
+        return f"dev {event['majmin']}"
+    if event.get("md"):
+        return event["md"]
+    if event.get("usb_port"):
+        return f"usb {event['usb_port']}"
+    return None
