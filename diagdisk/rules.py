@@ -104,7 +104,8 @@ def _check_selection(path: Path, selection, lines: dict, where: str, fields: set
             continue
         name, _, modifier = key.partition("|")
         if name not in fields:
-            close = [f for f in fields if f.startswith(name[:4])]
+            import difflib
+            close = difflib.get_close_matches(name, [f for f in EVENT_FIELDS] + sorted(DEVICE_FIELDS), n=1)
             _fail(path, selection.get("__lines__", {}).get(key), f"{where}.{key}",
                   f"unknown field '{name}'", f"did you mean {close[0]!r}?" if close else None)
         if modifier and modifier not in MODIFIERS:
