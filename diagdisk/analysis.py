@@ -140,7 +140,7 @@ def analyze(paths: list[str], reader: LogReader | None = None) -> Analysis:
             all_sources.extend(found)
         _read_metadata(analysis, all_sources)
         _read_sources(analysis, all_sources, reader or LogReader())
-    formats = {s.format for s in analysis.sources}
+    formats = {s.format for s in all_sources}
     analysis.missing_sources = [desc for fmt, desc in EXPECTED_SOURCES.items() if fmt not in formats]
     _build_topology(analysis)
     return analysis
