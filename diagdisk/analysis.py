@@ -223,7 +223,6 @@ def _parse_mdadm(analysis: Analysis, text: str, name: str) -> None:
 
 
 def _parse_by_id(analysis: Analysis, text: str, name: str) -> None:
-    analysis.topology.by_id = getattr(analysis.topology, "by_id", {})
     analysis.topology.by_id.update(inventory.parse_by_id(text))
 
 
@@ -259,8 +258,10 @@ def _build_topology(analysis: Analysis) -> None:
     for event in analysis.events:
         if event["kind"] in _NON_EVENTS:
             continue
-        if event.get("hctl") or event.get("device", "").startswith(("sd", "hd", "vd")):
-            topology.device(event.get("hctl"), event.get("device") if not str(event.get("device", "")).startswith("nvme") else None)
+        name = event.get("device") or ""
+        if event.get("hctl") or name.startswith(("sd", "hd", "vd")):
+            # an NVMe namespace is listed under its controller below, not as a SCSI name
+            topology.device(event.get("hctl"), None if name.startswith("nvme") else name or None)
         elif event.get("nvme_ctrl"):
             device = topology.device(name=event["nvme_ctrl"])
             device.type = device.type or "nvme"
@@ -279,8 +280,7 @@ def _build_topology(analysis: Analysis) -> None:
         device.revision = device.revision or smart.firmware
         if device.type is None:
             device.type = "nvme" if smart.protocol == "nvme" else "disk"
-    by_id = getattr(topology, "by_id", {})
-    for name, ids in by_id.items():
+    for name, ids in topology.by_id.items():
         device = topology.devices.get(topology.name_to_hctl.get(name, "")) or topology.devices.get(name)
         if device is None:
             continue
@@ -296,20 +296,16 @@ def _build_topology(analysis: Analysis) -> None:
 def _apply_md_events(analysis: Analysis) -> None:
     """md state from kernel messages, for reports that carry no /proc/mdstat."""
     topology = analysis.topology
-    from .inventory import MdArray
     for event in analysis.events:
         md = event.get("md")
-        kind = event["kind"]
-        if not md and kind not in ("md_failure", "md_degraded"):
-            continue
         if md is None:
             continue
+        kind = event["kind"]
         array = topology.md_arrays.get(md)
         if array is None:
-            array = MdArray(name=md, level=event.get("md_level"))
+            array = inventory.MdArray(name=md, level=event.get("md_level"), from_log=True)
             topology.md_arrays[md] = array
-            array.from_log = True
-        if not getattr(array, "from_log", False):
+        if not array.from_log:
             continue  # the command outputs know the state better than the log history
         member = event.get("partition") or event.get("device")
         if kind == "md_failure" and member and member not in array.failed_members:

@@ -39,6 +39,7 @@ class MdArray:
     active: int | None = None
     expected: int | None = None
     recovering: bool = False
+    from_log: bool = False       # known only from kernel messages, no mdstat or mdadm -D
 
 
 _PROC_HOST = re.compile(r"Host:\s*scsi(\d+)\s+Channel:\s*(\d+)\s+Id:\s*(\d+)\s+Lun:\s*(\d+)")

@@ -21,7 +21,7 @@ from lark import Lark, Token, Tree
 from lark.exceptions import LarkError
 
 from . import devnames
-from .events import EVENT_FIELDS, EVENT_KINDS, split_alias
+from .events import EVENT_KINDS, split_alias
 from .resources import grammars_dir
 
 # Order in which families are tried when several match a line: specific before generic.
@@ -35,10 +35,7 @@ def _hex(text: str) -> int:
 
 def _sense_key_from_text(text: str) -> int | None:
     from .decode.sense import sense_key_from_name
-    text = text.strip()
-    if re.fullmatch(r"(?:0x)?[0-9a-fA-F]{1,2}h?", text):
-        return _hex(text)
-    return sense_key_from_name(text)
+    return sense_key_from_name(text.strip())
 
 
 def _asc_ascq_from_text(text: str) -> tuple[int, int] | None:
@@ -346,6 +343,3 @@ def parse_line(text: str) -> list[dict]:
     enrich_event(event)
     return [event]
 
-
-def known_field_names() -> set[str]:
-    return set(EVENT_FIELDS)

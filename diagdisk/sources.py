@@ -14,6 +14,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from .chunks import detect_compression
+from .safeio import looks_like_text
 
 # (glob below the sosreport root, format). First match wins; order goes from specific to generic.
 SOSREPORT_PATHS: list[tuple[str, str]] = [
@@ -126,13 +127,6 @@ def sniff_format(path: Path) -> str | None:
         return "lsblk"
     if re.search(r"\bdm-\d+ .*\n\s*size=", text):
         return "multipath"
-    if _looks_like_text(head):
+    if looks_like_text(head):
         return "log"
     return None
-
-
-def _looks_like_text(head: bytes) -> bool:
-    if not head:
-        return True
-    controls = sum(1 for b in head if b < 9 or 13 < b < 32)
-    return controls / len(head) < 0.05

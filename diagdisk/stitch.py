@@ -25,7 +25,6 @@ def _compatible(group: dict, event: dict) -> bool:
         a, b = group.get(key), event.get(key)
         if a is not None and b is not None and a != b:
             return False
-    # an ATA detail names a port or a link; a port line (ata4: SError) belongs to its link's report
     return True
 
 

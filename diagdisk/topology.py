@@ -33,13 +33,6 @@ class Device:
     smart: dict | None = None
     sources: set[str] = field(default_factory=set)
 
-    def label(self) -> str:
-        parts = [p for p in (self.hctl, self.name) if p]
-        return " / ".join(parts) or self.key
-
-
-def _host_of(hctl: str | None) -> int | None:
-    return int(hctl.split(":")[0]) if hctl else None
 
 
 class Topology:
@@ -52,6 +45,7 @@ class Topology:
         self.conflicts: list[str] = []
         self.md_arrays: dict[str, MdArray] = {}
         self.multipath: list[MultipathMap] = []
+        self.by_id: dict[str, list[str]] = {}      # disk name -> its /dev/disk/by-id names
         self._bad_links: set[tuple[str, str]] = set()
 
     # ---- building

@@ -61,8 +61,6 @@ def judge(case: Path) -> list[str]:
         if not any(e["asc_ascq"] == code.upper() for e in summary):
             problems.append(f"ASC/ASCQ {code} missing")
     all_sectors = {s for values in report["sectors"].values() for s in values}
-    for device in report["devices"]:
-        all_sectors |= set()
     for sector in facts.get("sectors", []):
         if sector not in all_sectors and not any(
                 sector in ((d.get("smart") or {}).get("failing_lbas") or []) for d in report["devices"]):

@@ -31,7 +31,7 @@ def build_report(analysis, findings: list[dict] | None = None, verdict: dict | N
         entry = summary.get(key)
         if entry is None:
             entry = summary[key] = {
-                "device": key[0] or event.get("unit") if key[0] or event.get("unit") else None,
+                "device": key[0] or event.get("unit"),
                 "hctl": key[1], "kind": key[2], "sense_key": key[3], "asc_ascq": key[4],
                 "count": 0, "first": event.get("time"), "last": event.get("time")}
         entry["count"] += event.get("repeat") or 1
