@@ -281,7 +281,7 @@ def _build_topology(analysis: Analysis) -> None:
         if device.type is None:
             device.type = "nvme" if smart.protocol == "nvme" else "disk"
     for name, ids in topology.by_id.items():
-        device = topology.devices.get(topology.name_to_hctl.get(name, "")) or topology.devices.get(name)
+        device = topology.find(name)
         if device is None:
             continue
         for ident in ids:

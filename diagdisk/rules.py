@@ -55,7 +55,7 @@ class Rule:
     recommendation: str
     path: Path
     name: str = ""
-    on: str = "events"
+    scope: str = "events"
     filter: list = field(default_factory=list)
     group_by: str = "unit"
     threshold: dict = field(default_factory=dict)
@@ -138,13 +138,13 @@ def load_rule_file(path: Path) -> Rule:
         _fail(path, lines.get("confidence"), "confidence", "must be a number in (0, 1]")
     if not re.fullmatch(r"DD\d{3}", str(raw["id"])):
         _fail(path, lines.get("id"), "id", "must look like DD101")
-    on = raw.get("scope", "events")
-    if on not in ("events", "devices"):
+    scope = raw.get("scope", "events")
+    if scope not in ("events", "devices"):
         _fail(path, lines.get("scope"), "scope", "must be events or devices")
-    fields = (set(EVENT_FIELDS) | {"unit"}) if on == "events" else DEVICE_FIELDS | {"smart_flag"}
-    _check_selection(path, raw["select"], lines, "select", fields if on == "events" else _device_fields_open())
+    fields = set(EVENT_FIELDS) | {"unit"} if scope == "events" else _DeviceFields(DEVICE_FIELDS)
+    _check_selection(path, raw["select"], lines, "select", fields)
     for index, selection in enumerate(raw.get("filter") or []):
-        _check_selection(path, selection, lines, f"filter[{index}]", fields if on == "events" else _device_fields_open())
+        _check_selection(path, selection, lines, f"filter[{index}]", fields)
     if raw.get("group_by", "unit") not in GROUPINGS:
         _fail(path, lines.get("group_by"), "group_by", f"must be one of {', '.join(GROUPINGS)}")
     threshold = raw.get("threshold") or {}
@@ -155,21 +155,17 @@ def load_rule_file(path: Path) -> Rule:
     return Rule(path=path, id=str(clean["id"]), title=clean["title"], description=clean["description"],
                 severity=clean["severity"], fru=clean["fru"], confidence=float(clean["confidence"]),
                 select=clean["select"], recommendation=clean["recommendation"], name=clean.get("name", ""),
-                on=on, filter=clean.get("filter") or [], group_by=clean.get("group_by", "unit"),
+                scope=scope, filter=clean.get("filter") or [], group_by=clean.get("group_by", "unit"),
                 threshold=clean.get("threshold") or {}, quiet_neighbours=bool(clean.get("quiet_neighbours")),
                 yields_to_host=bool(clean.get("yields_to_host")), references=clean.get("references") or [],
                 examples=clean.get("examples") or {}, status=clean.get("status", "stable"))
 
 
-class _OpenFields(set):
-    """Device rules may name any smart_<counter> column."""
+class _DeviceFields(set):
+    """Device rules may name any smart_<flag> column (one per SMART flag the parser emits)."""
 
     def __contains__(self, item):
         return super().__contains__(item) or str(item).startswith("smart_")
-
-
-def _device_fields_open() -> set:
-    return _OpenFields(DEVICE_FIELDS)
 
 
 def load_rules(extra_dirs: list[str] | None = None, only: list[Path] | None = None) -> list[Rule]:
@@ -212,6 +208,14 @@ def _mask(frame: pd.DataFrame, selection: dict) -> pd.Series:
         else:
             test = column.isin(values)
         mask &= test
+    return mask
+
+
+def _selection_mask(frame: pd.DataFrame, rule: Rule) -> pd.Series:
+    """Rows the rule selects, less those any of its filters (benign look-alikes) match."""
+    mask = _mask(frame, rule.select)
+    for selection in rule.filter:
+        mask &= ~_mask(frame, selection)
     return mask
 
 
@@ -274,7 +278,7 @@ def build_context(analysis) -> RuleContext:
 def _device_info(topology, unit: str | None) -> dict:
     if unit is None:
         return {"hctl": None, "device": None, "model": None, "serial": None}
-    device = topology.devices.get(unit) or topology.devices.get(topology.name_to_hctl.get(unit, ""))
+    device = topology.find(unit)
     if device is None:
         return {"hctl": unit if re.fullmatch(r"\d+:\d+:\d+:\d+", unit) else None,
                 "device": None if re.fullmatch(r"\d+:\d+:\d+:\d+", unit) else unit, "model": None, "serial": None}
@@ -284,14 +288,12 @@ def _device_info(topology, unit: str | None) -> dict:
 
 
 def evaluate_rule(rule: Rule, context: RuleContext) -> list[dict]:
-    if rule.on == "devices":
+    if rule.scope == "devices":
         return _evaluate_device_rule(rule, context)
     frame = context.events
     if frame.empty:
         return []
-    mask = _mask(frame, rule.select)
-    for selection in rule.filter:
-        mask &= ~_mask(frame, selection)
+    mask = _selection_mask(frame, rule)
     selected = frame[mask]
     if selected.empty:
         return []
@@ -361,25 +363,13 @@ def _evaluate_device_rule(rule: Rule, context: RuleContext) -> list[dict]:
     frame = context.devices
     if frame.empty:
         return []
-    mask = _mask(frame, rule.select)
-    for selection in rule.filter:
-        mask &= ~_mask(frame, selection)
     findings = []
-    for _, row in frame[mask].iterrows():
-        unit = row["unit"]
-        suspect = _device_info(context.topology, unit)
-        device = context.topology.devices.get(unit) or context.topology.devices.get(
-            context.topology.name_to_hctl.get(unit, ""))
+    for _, row in frame[_selection_mask(frame, rule)].iterrows():
+        device = context.topology.find(row["unit"])
         flags = (device.smart or {}).get("flags", []) if device else []
-        findings.append({
-            "rule": rule.id, "title": rule.title, "severity": rule.severity, "fru": rule.fru,
-            "suspect": {k: suspect.get(k) for k in ("hctl", "device", "model", "serial")},
-            "md_arrays": suspect.get("md_arrays", []), "confidence": rule.confidence, "count": 1,
-            "first": None, "last": None,
-            "evidence": [{"source": "smartctl", "line": 0,
-                          "text": f"SMART health {row.get('smart_health')}; " + ", ".join(flags)}],
-            "explanation": rule.description.strip(), "recommendation": rule.recommendation.strip(),
-            "units": [unit], "_yields_to_host": False, "_group_by": "unit"})
+        record = {"source": "smartctl", "line": 0, "unit": row["unit"],
+                  "raw": f"SMART health {row.get('smart_health')}; " + ", ".join(flags)}
+        findings.append(_finding(rule, context, row["unit"], [record], 1))
     return findings
 
 

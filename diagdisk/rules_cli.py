@@ -21,32 +21,30 @@ def list_rules(rules_dirs):
         click.echo(f"{rule.id}  {rule.severity:<8}  {rule.fru:<10}  {rule.title}")
 
 
+def _load(files) -> list:
+    """The named rule files, or every built-in rule; a malformed file exits 2 with one line."""
+    from .errors import DiagdiskError, ExitCode
+    from .rules import load_rules
+    try:
+        return load_rules(only=[Path(f) for f in files] or None)
+    except DiagdiskError as exc:
+        click.echo(f"diagdisk: error: {exc}", err=True)
+        raise SystemExit(int(ExitCode.BAD_INPUT))
+
+
 @rules.command("check")
 @click.argument("files", nargs=-1, type=click.Path(exists=True, dir_okay=False))
 def check_rules(files):
     """Validate rule files (fields, modifiers, ids)."""
-    from .errors import DiagdiskError
-    from .rules import load_rules
-    try:
-        loaded = load_rules(only=[Path(f) for f in files] or None)
-    except DiagdiskError as exc:
-        click.echo(f"diagdisk: error: {exc}", err=True)
-        raise SystemExit(2)
-    click.echo(f"{len(loaded)} rules ok")
+    click.echo(f"{len(_load(files))} rules ok")
 
 
 @rules.command("test")
 @click.argument("files", nargs=-1, type=click.Path(exists=True, dir_okay=False))
 def test_rules(files):
     """Run the rules' own match / no_match examples."""
-    from .errors import DiagdiskError
     from .rule_examples import run_rule_examples
-    from .rules import load_rules
-    try:
-        loaded = load_rules(only=[Path(f) for f in files] or None)
-    except DiagdiskError as exc:
-        click.echo(f"diagdisk: error: {exc}", err=True)
-        raise SystemExit(2)
+    loaded = _load(files)
     failures = 0
     for rule in loaded:
         problems = run_rule_examples(rule)

@@ -89,6 +89,13 @@ class Topology:
         device.name = device.name or name
         return device
 
+    def find(self, name_or_hctl: str | None) -> Device | None:
+        """The device known under this H:C:T:L or name, without creating one."""
+        if not name_or_hctl:
+            return None
+        # the H:C:T:L entry is the canonical one when a name is linked to it
+        return self.devices.get(self.name_to_hctl.get(name_or_hctl, "")) or self.devices.get(name_or_hctl)
+
     def add_scsi_devices(self, records: list[ScsiDevice], origin: str) -> None:
         for record in records:
             if record.hctl and record.name:
@@ -217,8 +224,7 @@ class Topology:
     def attach_md_members(self) -> None:
         for array in self.md_arrays.values():
             for member in array.members:
-                device = self.devices.get(self.name_to_hctl.get(devnames.disk_of(member), "")) \
-                    or self.devices.get(devnames.disk_of(member))
+                device = self.find(devnames.disk_of(member))
                 if device is None and re.match(r"(sd|hd|vd|nvme)", member):
                     device = self.device(name=member)
                 if device is not None and array.name not in device.md_member_of:
