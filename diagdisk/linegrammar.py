@@ -331,12 +331,18 @@ class MessageParser:
         return event
 
 
+@cache
+def default_parser() -> MessageParser:
+    """One parser per process: building it compiles every grammar and terminal pattern."""
+    return MessageParser()
+
+
 def parse_line(text: str) -> list[dict]:
     """Frame and parse one pasted log line (used by `diagdisk decode line`)."""
     from .framing import frame_line
     from .enrich import enrich_event
     framed = frame_line(text)
-    event = MessageParser().parse(framed.message)
+    event = default_parser().parse(framed.message)
     if event is None:
         return []
     event["raw"] = text

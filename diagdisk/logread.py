@@ -15,7 +15,7 @@ from functools import cache
 from .chunks import iter_chunks
 from .events import IDENTITY_FIELDS
 from .framing import Framed, frame_line
-from .linegrammar import MessageParser, grammar_specs, kernel_families
+from .linegrammar import MessageParser, default_parser, grammar_specs, kernel_families
 from .prefilter import Prefilter
 from .safeio import decode_log_bytes
 
@@ -60,7 +60,7 @@ def _line_bounds(chunk: bytes, start: int, end: int, step: int) -> tuple[int, in
 
 class LogReader:
     def __init__(self, parser: MessageParser | None = None, prefilter: Prefilter | None = None):
-        self.parser = parser or MessageParser()
+        self.parser = parser or default_parser()
         self.prefilter = prefilter or default_prefilter()
         self._family_order = {name: i for i, name in enumerate(self.parser.families)}
 
