@@ -433,20 +433,27 @@ class _Extraction:
             return None
 
     def extract_file(self, tar: tarfile.TarFile, member: tarfile.TarInfo, path: str) -> None:
-        budget = self.byte_budget(path, member.size)
-        if budget == 0 and member.size > 0:
-            return
+        source = tar.extractfile(member)
+        # Read errors propagate to the caller: they mean the archive is damaged here.
+        read = source.read if source is not None else (lambda size: b"")
+        if self.copy_bounded(read, path, member.size):
+            with contextlib.suppress(OSError, OverflowError, ValueError):
+                os.utime(self.destination / path, (member.mtime, member.mtime))
+
+    def copy_bounded(self, read, path: str, size: int) -> bool:
+        """Write at most the byte budget of `path` from `read(n)`; False when nothing was created."""
+        budget = self.byte_budget(path, size)
+        if budget == 0 and size > 0:
+            return False
         descriptor = self.open_output(path)
         if descriptor is None:
-            return
+            return False
         self.extracted_files.add(path)
         self.log.files_extracted += 1
         try:
-            source = tar.extractfile(member)
             remaining = budget
-            while remaining > 0 and source is not None:
-                # Read errors propagate to the caller: they mean the archive is damaged here.
-                chunk = source.read(min(_COPY_CHUNK, remaining))
+            while remaining > 0:
+                chunk = read(min(_COPY_CHUNK, remaining))
                 if not chunk:
                     break
                 self.write_all(descriptor, chunk, path)
@@ -454,8 +461,7 @@ class _Extraction:
                 self.log.bytes_extracted += len(chunk)
         finally:
             os.close(descriptor)
-        with contextlib.suppress(OSError, OverflowError, ValueError):
-            os.utime(self.destination / path, (member.mtime, member.mtime))
+        return True
 
     def write_all(self, descriptor: int, chunk: bytes, path: str) -> None:
         view = memoryview(chunk)
@@ -498,29 +504,11 @@ class _Extraction:
 
     def copy_member(self, source_path: str, path: str) -> None:
         size = os.stat(self.destination / source_path, follow_symlinks=False).st_size
-        budget = self.byte_budget(path, size)
-        if budget == 0 and size > 0:
-            return
-        descriptor = self.open_output(path)
-        if descriptor is None:
-            return
-        self.extracted_files.add(path)
-        self.log.files_extracted += 1
+        source = os.open(self.destination / source_path, os.O_RDONLY | os.O_NOFOLLOW | os.O_CLOEXEC)
         try:
-            source = os.open(self.destination / source_path, os.O_RDONLY | os.O_NOFOLLOW | os.O_CLOEXEC)
-            try:
-                remaining = budget
-                while remaining > 0:
-                    chunk = os.read(source, min(_COPY_CHUNK, remaining))
-                    if not chunk:
-                        break
-                    self.write_all(descriptor, chunk, path)
-                    remaining -= len(chunk)
-                    self.log.bytes_extracted += len(chunk)
-            finally:
-                os.close(source)
+            self.copy_bounded(lambda count: os.read(source, count), path, size)
         finally:
-            os.close(descriptor)
+            os.close(source)
 
     # -- the root ------------------------------------------------------------------------------
 
