@@ -87,19 +87,18 @@ class LogReader:
                     message, last = self._join_continuations(chunk, end, message)
                 consumed_until = last
                 ordered = sorted(families, key=lambda f: self._family_order.get(f, 99))
-                event = self.parser.parse(message, ordered)
-                if event is None:
-                    event = self._parse_split(message, ordered)
-                if event is None:
+                events = self._parse_message(message, ordered)
+                if not events:
                     result.unparsed_candidates += 1
                     if len(result.unparsed_samples) < MAX_UNPARSED_SAMPLES:
                         result.unparsed_samples.append((line_no, message))
                     continue
-                self._stamp(event, framed, source_name, line_no,
-                            decode_log_bytes(chunk[start:last]).rstrip("\r"))
-                if not _has_identity(event):
-                    self._add_context(chunk, start, end, line_no, source_name, result)
-                result.events.append(event)
+                raw = decode_log_bytes(chunk[start:last]).rstrip("\r")
+                for event in events:
+                    self._stamp(event, framed, source_name, line_no, raw)
+                    if not _has_identity(event):
+                        self._add_context(chunk, start, end, line_no, source_name, result)
+                    result.events.append(event)
             last_line_count = first_line + chunk.count(b"\n") - 1 + (0 if chunk.endswith(b"\n") else 1)
         result.lines = max(last_line_count, 0)
         result.events.sort(key=lambda e: e["line"])
@@ -135,15 +134,24 @@ class LogReader:
             last = bounds[1]
         return message, last
 
-    def _parse_split(self, message: str, families: list[str]) -> dict | None:
-        """Text pasted where line breaks were lost: try the message cut at a later keyword."""
+    def _parse_message(self, message: str, families: list[str]) -> list[dict]:
+        """The events of one message. Text pasted where a line break was lost holds two messages
+        ('... Write error - auto reallocation failed I/O error: dev 08:02, sector N'): when a
+        keyword of another family starts later in the line and both halves parse, both count."""
+        whole = self.parser.parse(message, families)
+        if whole is not None and len(families) == 1:
+            return [whole]
         specs = grammar_specs()
-        cuts = sorted({message.find(k) for f in families for k in specs[f].keywords if message.find(k) > 0})
+        other = [f for f in families if whole is None or f != whole["family"]]
+        cuts = sorted({message.find(k) for f in other for k in specs[f].keywords if message.find(k) > 0})
         for cut in cuts:
-            event = self.parser.parse(message[:cut].rstrip(), families)
-            if event is not None:
-                return event
-        return None
+            head = self.parser.parse(message[:cut].rstrip(), families)
+            tail = self.parser.parse(message[cut:], families)
+            if head is not None and tail is not None:
+                return [head, tail]
+            if whole is None and head is not None:
+                return [head]
+        return [whole] if whole is not None else []
 
     def _add_context(self, chunk, start, end, line_no, source_name, result) -> None:
         for step in (-1, 1):

@@ -18,7 +18,9 @@ CASES = sorted(p for p in CORPUS.iterdir() if (p / "expected.json").exists())
 
 
 def run_case(case: Path) -> dict:
-    analysis = analyze([str(case / "input")])
+    # corpus cases keep their sosreport tree under input/; samples are the tree themselves
+    root = case / "input" if (case / "input").is_dir() else case
+    analysis = analyze([str(root)])
     findings, verdict = evaluate_rules(load_rules(), analysis)
     return build_report(analysis, findings, verdict)
 
