@@ -42,6 +42,8 @@ EVENT_FIELDS: dict[str, tuple[type, str]] = {
     "path_majmin": (str, "multipath path as major:minor"),
     "usb_port": (str, "USB bus-port path (2-2.3)"),
     "pci": (str, "PCI address of a controller (0000:06:00.0)"),
+    "adapter": (str, "controller instance as its driver names it (mpt2sas_cm0)"),
+    "scmd": (str, "address of the SCSI command in hex, as printed: ties one command's error-handling lines"),
     "driver": (str, "driver that printed the message when it names itself (mpt2sas, hpsa, uas)"),
     # SCSI detail
     "sense_key": (int, "SCSI sense key 0..15"),

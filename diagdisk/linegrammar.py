@@ -164,7 +164,9 @@ CONVERTERS: dict[str, Callable[[str], dict]] = {
     # device-mapper names its devices dm-<minor>, so "253:3" is dm-3 whatever the (dynamic) major.
     "DM_MAJMIN": lambda t: {"dm": "dm-" + t.split(":")[1]},
     # mpt3sas_cm0 / mpt2sas0 -> the driver that printed it
-    "MPT_IOC": lambda t: {"driver": t.split("_")[0].rstrip("0123456789")},
+    "MPT_IOC": lambda t: {"driver": t.split("_")[0].rstrip("0123456789"), "adapter": t},
+    # scmd(0x00000000d7a9f721), scmd(ffff8881...), (sc=ffff...): one spelling per command address
+    "SCMD": lambda t: {"scmd": re.sub(r"^(?:scmd\(|\(sc=)(?:0x)?0*|\)$", "", t).lower() or "0"},
     # Pre-2.6.24 libata printed the registers in hex ("stat 0x51 err 0x40"): name the bits as today.
     "ATA_STATUS__HEX": lambda t: {"ata_status": "Busy" if _hex(t) & 0x80 else " ".join(n for b, n in ((0x40, "DRDY"), (0x20, "DF"), (0x08, "DRQ"), (0x02, "SENSE"), (0x01, "ERR")) if _hex(t) & b)},
     "ATA_ERROR__HEX": lambda t: {"ata_error": " ".join(n for b, n in ((0x80, "ICRC"), (0x40, "UNC"), (0x20, "MC"), (0x10, "IDNF"), (0x08, "MCR"), (0x04, "ABRT"), (0x01, "AMNF")) if _hex(t) & b)},

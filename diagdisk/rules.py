@@ -4,7 +4,8 @@ A rule selects events (or devices) with a small condition language in the spirit
 is AND, a list value is OR, `field|modifier` changes the test (contains, re, gte, lte, not,
 exists). `filter` lists selections of benign look-alikes to drop. Matching events are grouped
 (per unit, per SCSI host, or all together), and a group becomes a finding when it reaches the
-`threshold` (count, distinct units, inside a time window). Rules never contain Python.
+`threshold` (count, distinct units, inside a time window, `including` at least one event of a
+given selection). Rules never contain Python.
 
 Suspects are ranked by score = severity weight x confidence x (1 + log10(evidence count)); findings
 about one suspect from several rules combine their confidence as 1 - prod(1 - c). Two cascade
@@ -149,8 +150,11 @@ def load_rule_file(path: Path) -> Rule:
         _fail(path, lines.get("group_by"), "group_by", f"must be one of {', '.join(GROUPINGS)}")
     threshold = raw.get("threshold") or {}
     for key in threshold:
-        if key not in ("count", "distinct_units", "window", "__lines__"):
-            _fail(path, lines.get("threshold"), f"threshold.{key}", "unknown key (count, distinct_units, window)")
+        if key not in ("count", "distinct_units", "window", "including", "__lines__"):
+            _fail(path, lines.get("threshold"), f"threshold.{key}",
+                  "unknown key (count, distinct_units, window, including)")
+    if "including" in threshold:
+        _check_selection(path, threshold["including"], lines, "threshold.including", fields)
     clean = _strip_lines(raw)
     return Rule(path=path, id=str(clean["id"]), title=clean["title"], description=clean["description"],
                 severity=clean["severity"], fru=clean["fru"], confidence=float(clean["confidence"]),
@@ -310,6 +314,7 @@ def evaluate_rule(rule: Rule, context: RuleContext) -> list[dict]:
     count_needed = int(rule.threshold.get("count", 1))
     units_needed = int(rule.threshold.get("distinct_units", 0))
     window = rule.threshold.get("window")
+    including = rule.threshold.get("including")
     for group_key, group in groups:
         if group.empty:
             continue
@@ -318,6 +323,8 @@ def evaluate_rule(rule: Rule, context: RuleContext) -> list[dict]:
         best_count, best_units = _densest_window(times, units, window)
         repeats = group["repeat"].fillna(1).astype(int).sum() if "repeat" in group else len(group)
         if max(best_count, 0) < count_needed and repeats < count_needed or best_units < units_needed:
+            continue
+        if including is not None and not _mask(group, including).any():
             continue
         if rule.quiet_neighbours and rule.group_by == "unit" and _neighbours_noisy(group_key, frame, mask):
             continue
@@ -388,7 +395,7 @@ def _suspect_key(finding: dict) -> tuple:
 def evaluate_rules(rules: list[Rule], analysis) -> tuple[list[dict], dict]:
     context = build_context(analysis)
     findings = [f for rule in rules for f in evaluate_rule(rule, context)]
-    host_level = [f for f in findings if f["_group_by"] == "host" and f["fru"] in ("controller", "bus")]
+    host_level = [f for f in findings if f["_group_by"] == "host" and f["fru"] in ("controller", "bus", "path")]
     covered = {u for f in host_level for u in f["units"]}
     # Consequences are not causes: a per-device finding from timeouts/offlines on a device that a
     # host-level finding already covers supports that finding instead of naming its own suspect.

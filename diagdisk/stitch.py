@@ -20,6 +20,10 @@ _IDENTITY_KEYS = (*IDENTITY_FIELDS, "host", "target", "lun", "tag")
 _FRAME_ONLY = {"scsi_context", "sense_detail", "cdb", "ata_detail", "result_detail", "scsi_error_report"}
 
 
+def _adapter_wide(group: dict) -> bool:
+    return group["kind"] == "reset" and group.get("detail") in ("host", "controller")
+
+
 def _compatible(group: dict, event: dict) -> bool:
     for key in _IDENTITY_KEYS:
         a, b = group.get(key), event.get(key)
@@ -46,7 +50,8 @@ def stitch(events: list[dict]) -> list[dict]:
         if open_group is not None and event["line"] - open_group["_last_line"] > MERGE_WINDOW_LINES:
             open_group = None
         if open_group is not None and _compatible(open_group, event):
-            joins = kind in DETAIL_KINDS and kind != "scsi_context"
+            # the CDB printed after a host reset is the command that triggered it, not the reset's unit
+            joins = kind in DETAIL_KINDS and kind != "scsi_context" and not _adapter_wide(open_group)
             promotes = open_group["kind"] in _PROMOTING.get(kind, ()) and (
                 kind != "sense" or open_group.get("sense_key") is None)
             fills_identity = (kind == "scsi_context" and not any(

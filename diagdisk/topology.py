@@ -42,6 +42,7 @@ class Topology:
         self.hctl_to_name: dict[str, str] = {}
         self.ata_to_hctl: dict[str, str] = {}
         self.pci_to_host: dict[str, int] = {}
+        self.adapter_to_host: dict[str, int] = {}   # mpt2sas_cm0 -> SCSI host number
         self.conflicts: list[str] = []
         self.md_arrays: dict[str, MdArray] = {}
         self.multipath: list[MultipathMap] = []
@@ -117,6 +118,7 @@ class Topology:
         for event in events:
             if event.get("pci") and event.get("host") is not None:
                 self.pci_to_host.setdefault(event["pci"], event["host"])
+        self._link_adapters(events)
         for event in events:
             if event.get("kind") == "attach" and (event.get("hctl") or event.get("device")):
                 device = self.device(event.get("hctl"), event.get("device"))
@@ -160,11 +162,32 @@ class Topology:
                 self.conflicts.append(f"{port}: its error handling shows several devices "
                                       f"({', '.join(sorted(hctls))}); not linked")
 
+    def _link_adapters(self, events: list[dict]) -> None:
+        """An adapter's own message about a command (mpt2sas_cm0: attempting host reset!
+        scmd(X)) ties the adapter to the SCSI host of the device that command was sent to."""
+        host_of_command: dict[tuple[str, str], set[int]] = {}
+        for event in events:
+            if event.get("scmd") and event.get("host") is not None and not event.get("adapter"):
+                host_of_command.setdefault((event["source"], event["scmd"]), set()).add(event["host"])
+        hosts_of_adapter: dict[str, set[int]] = {}
+        for event in events:
+            if event.get("adapter") and event.get("scmd"):
+                hosts = host_of_command.get((event["source"], event["scmd"]), set())
+                hosts_of_adapter.setdefault(event["adapter"], set()).update(hosts)
+        for adapter, hosts in hosts_of_adapter.items():
+            if len(hosts) == 1:
+                self.adapter_to_host[adapter] = next(iter(hosts))
+            elif len(hosts) > 1:
+                self.conflicts.append(f"{adapter}: its commands went to several SCSI hosts "
+                                      f"({', '.join(f'host{h}' for h in sorted(hosts))}); not linked")
+
     # ---- resolving
     def resolve(self, event: dict) -> None:
         """Fill hctl/device of one event from the links, and name the unit it blames."""
         if event.get("host") is None and event.get("pci") in self.pci_to_host:
             event["host"] = self.pci_to_host[event["pci"]]
+        if event.get("host") is None and event.get("adapter") in self.adapter_to_host:
+            event["host"] = self.adapter_to_host[event["adapter"]]
         if event.get("hctl") is None and event.get("host") is not None and event.get("target") is not None:
             event["hctl"] = self._hctl_from_parts(event)
         if event.get("device") is None and event.get("majmin"):
@@ -173,6 +196,11 @@ class Topology:
             if name:
                 event["device"] = devnames.disk_of(name)
                 event.setdefault("partition", name if name != event["device"] else None)
+        if event.get("device") is None and event.get("path_majmin"):
+            path = self._multipath_path(event["path_majmin"])
+            name = path["device"] if path else devnames.name_from_majmin(*map(int, event["path_majmin"].split(":")))
+            if name:
+                event["device"] = devnames.disk_of(name)
         if event.get("hctl") is None and event.get("ata_port") in self.ata_to_hctl:
             event["hctl"] = self.ata_to_hctl[event["ata_port"]]
         if event.get("device") is None and event.get("hctl") in self.hctl_to_name:
@@ -186,6 +214,13 @@ class Topology:
             for key, value in zip(("host", "channel", "target", "lun"), parts):
                 event[key] = value
         event["unit"] = unit_of(event)
+
+    def _multipath_path(self, majmin: str) -> dict | None:
+        for mp in self.multipath:
+            for path in mp.paths:
+                if path.get("majmin") == majmin:
+                    return path
+        return None
 
     def _hctl_from_parts(self, event: dict) -> str | None:
         host, target, lun = event["host"], event["target"], event.get("lun", 0)
@@ -247,6 +282,10 @@ def _normal_type(text: str) -> str:
 
 def unit_of(event: dict) -> str | None:
     """The physical unit an event is about, as precisely as its identity allows."""
+    if event.get("kind") == "reset" and event.get("detail") in ("host", "controller") \
+            and event.get("host") is not None:
+        # the command that triggered a host reset names a device, but the whole adapter was reset
+        return f"host{int(event['host'])}"
     for key in ("hctl", "device", "nvme_ctrl", "ata_link", "ata_port"):
         value = event.get(key)
         if value:
