@@ -80,9 +80,16 @@ class LogReader:
                 line_no += chunk.count(b"\n", position, start)
                 position = start
                 framed = self._frame(chunk, start, end)
-                message, last = framed.message, end
                 if headered and framed.header is None and not framed.indented:
-                    continue  # a continuation line: its message was joined to the line before
+                    # a continuation line: parse the message it continues, unless that was done
+                    opening = self._opening_line(chunk, start, consumed_until)
+                    if opening is None:
+                        continue
+                    start, end, back = opening
+                    line_no -= back
+                    position = start
+                    framed = self._frame(chunk, start, end)
+                message, last = framed.message, end
                 if headered:
                     message, last = self._join_continuations(chunk, end, message)
                 consumed_until = last
@@ -120,6 +127,21 @@ class LogReader:
     def _frame(chunk: bytes, start: int, end: int) -> Framed:
         return frame_line(decode_log_bytes(chunk[start:end]))
 
+    def _opening_line(self, chunk: bytes, start: int, consumed_until: int) -> tuple[int, int, int] | None:
+        """Bounds of the headered line a continuation line belongs to, and how many lines back it
+        is; None when it was already parsed (with its continuation) or is not within reach."""
+        bounds = (start, start)
+        for back in range(1, 4):  # as far as _join_continuations reaches forward
+            bounds = _line_bounds(chunk, bounds[0], bounds[1], -1)
+            if bounds is None or bounds[0] < consumed_until:
+                return None
+            framed = self._frame(chunk, *bounds)
+            if framed.header is not None:
+                return bounds[0], bounds[1], back
+            if framed.indented or not framed.message:
+                return None
+        return None
+
     def _join_continuations(self, chunk: bytes, end: int, message: str) -> tuple[str, int]:
         last = end
         for _ in range(3):  # a wrapped message spans a few lines at most
@@ -135,6 +157,13 @@ class LogReader:
         return message, last
 
     def _parse_message(self, message: str, families: list[str]) -> list[dict]:
+        if "#012" in message:
+            # rsyslog escapes a newline inside one printk as #012 (md prints two sentences at once)
+            return [event for part in message.split("#012") if part.strip()
+                    for event in self._parse_one_message(part.strip(), families)]
+        return self._parse_one_message(message, families)
+
+    def _parse_one_message(self, message: str, families: list[str]) -> list[dict]:
         """The events of one message. Text pasted where a line break was lost holds two messages
         ('... Write error - auto reallocation failed I/O error: dev 08:02, sector N'): when a
         keyword of another family starts later in the line and both halves parse, both count."""

@@ -1,0 +1,36 @@
+"""LogReader: how physical lines become messages before the grammars see them."""
+
+from diagdisk.logread import LogReader
+
+
+def _read(tmp_path, text: str):
+    path = tmp_path / "messages"
+    path.write_text(text)
+    return LogReader().read(path, "var/log/messages")
+
+
+def test_rsyslog_escaped_newline_splits_one_printk_into_its_messages(tmp_path):
+    result = _read(tmp_path, (
+        "2024-03-17T09:12:44.001+00:00 web kernel: md/raid1:md0: Disk failure on sdc1, disabling device."
+        "#012md/raid1:md0: Operation continuing on 1 devices.\n"))
+    assert result.unparsed_candidates == 0
+    kinds = [(e["kind"], e.get("md")) for e in result.events]
+    assert kinds == [("md_failure", "md0"), ("md_degraded", "md0")]
+    assert {e["line"] for e in result.events} == {1}
+
+
+def test_continuation_line_without_header_joins_the_message_before(tmp_path):
+    result = _read(tmp_path, (
+        "Mar  2 18:07:17 old kernel: SCSI disk error : host 0 channel 0 id 1 lun 0\n"
+        "return code = 27010000\n"
+        "Mar  2 18:07:18 old kernel: nothing to see\n"))
+    assert result.unparsed_candidates == 0
+    [event] = result.events
+    assert event["kind"] == "scsi_result" and event["line"] == 1 and event["result"] == 0x27010000
+    assert (event["host"], event["channel"], event["target"], event["lun"]) == (0, 0, 1, 0)
+
+
+def test_candidate_no_grammar_accepts_is_counted_and_sampled(tmp_path):
+    result = _read(tmp_path, "Mar  2 18:07:17 h kernel: md/raid1:md0: Disk failure on, a wording no md grammar knows\n")
+    assert result.unparsed_candidates == 1
+    assert result.unparsed_samples[0][0] == 1
