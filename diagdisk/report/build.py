@@ -59,6 +59,7 @@ def build_report(analysis, findings: list[dict] | None = None, verdict: dict | N
         "time_span": {"first": times[0] if times else None, "last": times[-1] if times else None},
         "sources": [{"path": s.name, "format": s.format, "lines": s.lines, "events": s.events,
                      "unparsed_candidates": s.unparsed_candidates,
+                     "unparsed_samples": [{"line": n, "text": t} for n, t in s.unparsed_samples],
                      "warnings": s.warnings} for s in analysis.sources],
         "missing_sources": analysis.missing_sources,
         "warnings": analysis.warnings + topology.conflicts,

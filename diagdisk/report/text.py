@@ -59,6 +59,8 @@ def render_text(report: dict) -> str:
     for s in report["sources"]:
         extra = f", {s['unparsed_candidates']} unparsed candidate lines" if s["unparsed_candidates"] else ""
         out.append(f"  {s['path']} ({s['format']}): {s['lines']} lines, {s['events']} events{extra}")
+        for sample in s.get("unparsed_samples", [])[:3]:
+            out.append(f"    unparsed {s['path']}:{sample['line']}: {sample['text'][:160]}")
         for warning in s["warnings"][:3]:
             out.append(f"    warning: {warning}")
     if report["missing_sources"]:
