@@ -20,8 +20,10 @@ from .archive import ArchiveLog, is_archive, open_sosreport_archive
 from .clock import resolve_times
 from .enrich import enrich_event
 from .errors import InputError
+from .events import NON_EVENT_KINDS
 from .framing import MONTHS
 from .logread import LogReader
+from .mdlog import apply_md_events
 from .safeio import safe_walk
 from .sources import EXPECTED_SOURCES, Source, classify_in_tree, is_sosreport_root, sniff_format
 from .stitch import stitch
@@ -178,7 +180,7 @@ def _read_sources(analysis: Analysis, sources: list[Source], reader: LogReader) 
                 events = stitch(result.events)
                 resolve_times(events, source.name, analysis.report_date)
                 report.lines = result.lines
-                report.events = sum(1 for e in events if e["kind"] not in _NON_EVENTS)
+                report.events = sum(1 for e in events if e["kind"] not in NON_EVENT_KINDS)
                 report.unparsed_candidates = result.unparsed_candidates
                 report.unparsed_samples = result.unparsed_samples
                 report.warnings.extend(result.warnings)
@@ -202,7 +204,6 @@ def _read_sources(analysis: Analysis, sources: list[Source], reader: LogReader) 
             report.warnings.append(f"{source.name}: {exc}")
 
 
-_NON_EVENTS = {"attach", "info", "scsi_context"}
 
 
 def _parse_scsi_table(parser):
@@ -256,7 +257,7 @@ def _build_topology(analysis: Analysis) -> None:
         topology.resolve(event)
         enrich_event(event)
     for event in analysis.events:
-        if event["kind"] in _NON_EVENTS:
+        if event["kind"] in NON_EVENT_KINDS:
             continue
         name = event.get("device") or ""
         if event.get("hctl") or name.startswith(("sd", "hd", "vd")):
@@ -267,7 +268,7 @@ def _build_topology(analysis: Analysis) -> None:
             device.type = device.type or "nvme"
         elif event.get("ata_port"):
             topology.device(name=event["ata_port"])
-    _apply_md_events(analysis)
+    apply_md_events(analysis.events, topology)
     for smart in analysis.smart:
         name = smart.device
         device = topology.device(name=name) if name else None
@@ -291,29 +292,3 @@ def _build_topology(analysis: Analysis) -> None:
             if m and not device.serial and not ident.startswith(("scsi-3", "nvme-eui")):
                 device.serial = m.group(1).rsplit("_", 1)[-1]
     topology.attach_md_members()
-
-
-def _apply_md_events(analysis: Analysis) -> None:
-    """md state from kernel messages, for reports that carry no /proc/mdstat."""
-    topology = analysis.topology
-    for event in analysis.events:
-        md = event.get("md")
-        if md is None:
-            continue
-        kind = event["kind"]
-        array = topology.md_arrays.get(md)
-        if array is None:
-            array = inventory.MdArray(name=md, level=event.get("md_level"), from_log=True)
-            topology.md_arrays[md] = array
-        if not array.from_log:
-            continue  # the command outputs know the state better than the log history
-        member = event.get("partition") or event.get("device")
-        if kind == "md_failure" and member and member not in array.failed_members:
-            array.failed_members.append(member)
-            if member not in array.members:
-                array.members.append(member)
-            array.state = "degraded" if array.state == "clean" else array.state
-        elif kind == "md_degraded":
-            array.state = "degraded"
-            if event.get("md_devices_left") is not None:
-                array.active = event["md_devices_left"]

@@ -71,6 +71,7 @@ EVENT_FIELDS: dict[str, tuple[type, str]] = {
     # md / dm
     "md_level": (str, "raid level"),
     "md_devices_left": (int, "devices still operating"),
+    "md_raid_disks": (int, "devices the array is made of (rd: in a RAID conf printout)"),
     "status": (str, "SCSI status name (CHECK CONDITION)"),
     "host_byte_code": (int, "SCSI host byte as a number when printed in hex"),
     "driver_byte_code": (int, "SCSI driver byte as a number when printed in hex"),
@@ -137,6 +138,10 @@ IDENTITY_FIELDS = ("hctl", "device", "partition", "majmin", "ata_port", "ata_lin
 
 # Lines that only add detail to the report opened just before them (same source, nearby lines,
 # compatible identity): "Add. Sense:" after "Sense Key :", the libata "status:" after "exception".
+# kinds that describe the setup (attach lines, conf printout members, frames) rather than something
+# that went wrong: they feed the topology and never count as events
+NON_EVENT_KINDS = frozenset({"attach", "info", "scsi_context", "md_member"})
+
 DETAIL_KINDS = frozenset({"sense_detail", "cdb", "ata_detail", "scsi_context", "result_detail"})
 # Kinds a detail may merge into, and what the merged report becomes.
 GROUP_KINDS = frozenset({"sense", "scsi_result", "scsi_context", "ata_exception", "scsi_error_report"})

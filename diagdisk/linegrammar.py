@@ -141,6 +141,8 @@ CONVERTERS: dict[str, Callable[[str], dict]] = {
     "MD": lambda t: {"md": t},
     "MD_LEVEL": lambda t: {"md_level": t},
     "DEVICES_LEFT": lambda t: {"md_devices_left": int(t)},
+    "RAID_DISKS": lambda t: {"md_raid_disks": int(t)},
+    "CONF_LEVEL": lambda t: {"md_level": t.lower()},
     "DM": lambda t: {"dm": t},
     "PATH_MAJMIN": lambda t: {"path_majmin": t},
     "USB_PORT": lambda t: {"usb_port": t},

@@ -26,7 +26,7 @@ import pandas as pd
 import yaml
 
 from .errors import DiagdiskError
-from .events import EVENT_FIELDS
+from .events import EVENT_FIELDS, NON_EVENT_KINDS
 from .resources import rules_dir
 
 SEVERITY_WEIGHT = {"info": 0.1, "low": 0.3, "medium": 0.5, "high": 0.8, "critical": 1.0}
@@ -254,7 +254,7 @@ def build_context(analysis) -> RuleContext:
         for path in mp.paths:
             path_of[path["hctl"]] = mp.name
             path_of[path["device"]] = mp.name
-    records = [e for e in analysis.events if e["kind"] not in ("attach", "info", "scsi_context")]
+    records = [e for e in analysis.events if e["kind"] not in NON_EVENT_KINDS]
     for event in records:
         mp = path_of.get(event.get("hctl")) or path_of.get(event.get("device"))
         if mp:

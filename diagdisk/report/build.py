@@ -7,10 +7,10 @@ from datetime import datetime, timezone
 
 from .. import __version__
 from ..decode.sense import SENSE_KEY_NAMES
+from ..events import NON_EVENT_KINDS
 
 SCHEMA = "diagdisk.report/1"
 MAX_SECTORS = 1000
-_SUMMARY_EXCLUDED = {"attach", "info", "scsi_context"}
 _TIMELINE_BUCKETS = 60
 
 
@@ -23,7 +23,7 @@ def _summary_key(event: dict) -> tuple:
 
 
 def build_report(analysis, findings: list[dict] | None = None, verdict: dict | None = None) -> dict:
-    events = [e for e in analysis.events if e["kind"] not in _SUMMARY_EXCLUDED]
+    events = [e for e in analysis.events if e["kind"] not in NON_EVENT_KINDS]
     summary: dict[tuple, dict] = {}
     sectors: dict[str, set[int]] = defaultdict(set)
     for event in events:

@@ -1,0 +1,108 @@
+"""md array state from kernel messages, for reports that carry no /proc/mdstat or `mdadm -D`.
+
+Named messages (md/raid1:md0: Disk failure on sdb1 ...) update their array. A RAID conf printout
+names no array at all ("RAID1 conf printout: / --- wd:1 rd:2 / disk 1, wo:1, o:0, dev:sdb1"): its
+members tie it to a named array that lists one of them; otherwise a degraded printout describes an
+array of its own, called by its level and members since the log never says its name.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+
+from .inventory import MdArray
+from .topology import Topology
+
+# lines of one printout follow each other; a gap this large ends it
+_PRINTOUT_GAP_LINES = 3
+
+
+@dataclass
+class _Printout:
+    source: str
+    level: str | None
+    last_line: int
+    raid_disks: int | None = None
+    working: int | None = None
+    members: dict[int, tuple[str, bool]] = field(default_factory=dict)   # slot -> (member, online)
+
+
+def apply_md_events(events: list[dict], topology: Topology) -> None:
+    printouts: list[_Printout] = []
+    open_printout: _Printout | None = None
+    for event in events:
+        if open_printout is not None and (event["source"] != open_printout.source
+                                          or event["line"] - open_printout.last_line > _PRINTOUT_GAP_LINES):
+            open_printout = None
+        detail = event.get("detail")
+        if event["kind"] == "info" and detail == "conf_printout":
+            open_printout = _Printout(event["source"], event.get("md_level"), event["line"])
+            printouts.append(open_printout)
+            continue
+        if open_printout is not None and event["kind"] == "info" and detail == "conf_counts":
+            open_printout.raid_disks = event.get("md_raid_disks")
+            open_printout.working = event.get("md_devices_left")
+            open_printout.last_line = event["line"]
+            continue
+        if open_printout is not None and event["kind"] == "md_member":
+            member = event.get("partition") or event.get("device")
+            if member and event.get("md_slot") is not None:
+                open_printout.members[event["md_slot"]] = (member, event.get("md_online") != 0)
+            open_printout.last_line = event["line"]
+            continue
+        if event.get("md") is not None:
+            _apply_named_event(event, topology)
+    for printout in printouts:
+        _apply_printout(printout, topology)
+
+
+def _apply_named_event(event: dict, topology: Topology) -> None:
+    md = event["md"]
+    array = topology.md_arrays.get(md)
+    if array is None:
+        array = MdArray(name=md, level=event.get("md_level"), from_log=True)
+        topology.md_arrays[md] = array
+    if not array.from_log:
+        return  # the command outputs know the state better than the log history
+    member = event.get("partition") or event.get("device")
+    if event["kind"] == "md_failure" and member:
+        _fail_member(array, member)
+    elif event["kind"] == "md_degraded":
+        array.state = "degraded"
+        if event.get("md_devices_left") is not None:
+            array.active = event["md_devices_left"]
+
+
+def _fail_member(array: MdArray, member: str) -> None:
+    if member not in array.failed_members:
+        array.failed_members.append(member)
+    if member not in array.members:
+        array.members.append(member)
+    if array.state == "clean":
+        array.state = "degraded"
+
+
+def _apply_printout(printout: _Printout, topology: Topology) -> None:
+    members = [m for m, _ in printout.members.values()]
+    if not members:
+        return
+    array = next((a for a in topology.md_arrays.values()
+                  if set(members) & set(a.members + a.failed_members + a.spares)), None)
+    degraded = printout.working is not None and printout.raid_disks is not None \
+        and printout.working < printout.raid_disks
+    if array is None:
+        if not degraded:
+            return  # a healthy array the log does not name tells the engineer nothing
+        name = f"{printout.level or 'md'} of {', '.join(sorted(members))}"
+        array = MdArray(name=name, level=printout.level, from_log=True, members=sorted(members))
+        topology.md_arrays[name] = array
+    if not array.from_log:
+        return
+    for member, online in printout.members.values():
+        if member not in array.members:
+            array.members.append(member)
+        if not online:
+            _fail_member(array, member)
+    if degraded:
+        array.state = "degraded" if array.state == "clean" else array.state
+        array.active, array.expected = printout.working, printout.raid_disks
