@@ -40,6 +40,8 @@ SOSREPORT_PATHS: list[tuple[str, str]] = [
     ("sos_commands/block/smartctl*", "smartctl_text"),
     ("sos_commands/nvme/smartctl*", "smartctl_text"),
     ("sos_commands/smart/smartctl*", "smartctl_text"),
+    # the collector's device list (smartctl --scan-open): names what was queried, holds no SMART data
+    ("smartctl/scan-open.json", "smartctl_scan"),
     ("smartctl/*.json", "smartctl_json"),
     ("date", "date"),
     ("sos_commands/general/date", "date"),

@@ -360,3 +360,27 @@ def test_parse_since():
 def test_collect_has_help():
     result = CliRunner().invoke(collect, ["--help"])
     assert result.exit_code == 0 and "--self-test" in result.output and "--deadline" in result.output
+
+
+# ------------------------------------------------------------------ collect --analyze
+
+
+def test_analyze_flag_reports_on_the_bundle_it_just_wrote(world_dir):
+    root, bin_dir = make_root(world_dir), make_bin(world_dir)
+    result = invoke(["--root", root, "--bin-dir", bin_dir, "-o", world_dir / "out.tar.gz", "--analyze"], world_dir)
+    assert result.exit_code == 0, result.output
+    report = result.stdout
+    assert report.startswith("diagdisk ") and "out.tar.gz" in report.splitlines()[0]
+    verdict = next(line for line in report.splitlines() if line.startswith("VERDICT"))
+    # the recorded log has a medium error on sda and the replayed SMART sample is failing
+    assert "Replace disk" in verdict and "sda" in verdict
+    assert "Hitachi" in report and "db1" in report
+    assert "scan-open" not in report.split("Sources")[0]  # the scan listing is not a device
+
+
+def test_analyze_flag_on_a_real_run_prints_a_report(world_dir):
+    result = invoke(["-o", world_dir / "real.tar.gz", "--timeout", "20", "--deadline", "120", "--analyze"],
+                    world_dir)
+    assert result.exit_code == 0, result.output
+    assert any(line.startswith("VERDICT") for line in result.stdout.splitlines())
+    assert (world_dir / "real.tar.gz").exists()
