@@ -344,10 +344,9 @@ def _neighbours_noisy(unit, frame: pd.DataFrame, mask: pd.Series) -> bool:
 def _finding(rule: Rule, context: RuleContext, group_key, records: list[dict], count: int) -> dict:
     if rule.group_by == "unit":
         suspect = _device_info(context.topology, group_key)
-    elif rule.group_by == "host":
-        suspect = {"hctl": None, "device": group_key or None, "model": None, "serial": None}
     else:
-        suspect = {"hctl": None, "device": None, "model": None, "serial": None}
+        label = (group_key or None) if rule.group_by == "host" else None
+        suspect = {"hctl": None, "device": label or _shared_component(records), "model": None, "serial": None}
     times = sorted(r["time"] for r in records if r.get("time"))
     evidence = sorted(records, key=lambda r: (r["source"], r["line"]))[:MAX_EVIDENCE]
     units = sorted({r.get("unit") for r in records if r.get("unit")})
@@ -364,6 +363,20 @@ def _finding(rule: Rule, context: RuleContext, group_key, records: list[dict], c
         "_yields_to_host": rule.yields_to_host,
         "_group_by": rule.group_by,
     }
+
+
+def _shared_component(records: list[dict]) -> str | None:
+    """A name for the part a host-less group shares: the one PCI function its messages name (a USB
+    or RAID controller known only by address), or the USB ports of the devices that failed."""
+    pcis = {r["pci"] for r in records if r.get("pci")}
+    if len(pcis) == 1:
+        drivers = {r["driver"] for r in records if r.get("pci") and r.get("driver")}
+        pci = pcis.pop()
+        return f"{drivers.pop()} {pci}" if len(drivers) == 1 else pci
+    ports = sorted({r["usb_port"] for r in records if r.get("usb_port")})
+    if ports:
+        return "USB " + ", ".join(ports[:6]) + (" ..." if len(ports) > 6 else "")
+    return None
 
 
 def _evaluate_device_rule(rule: Rule, context: RuleContext) -> list[dict]:
