@@ -71,6 +71,7 @@ EVENT_FIELDS: dict[str, tuple[type, str]] = {
     # md / dm
     "md_level": (str, "raid level"),
     "md_devices_left": (int, "devices still operating"),
+    "md_other_mirror": (str, "the healthy mirror a failed read was redirected to (not the failing disk)"),
     "md_raid_disks": (int, "devices the array is made of (rd: in a RAID conf printout)"),
     "status": (str, "SCSI status name (CHECK CONDITION)"),
     "host_byte_code": (int, "SCSI host byte as a number when printed in hex"),

@@ -12,6 +12,8 @@ from ..events import NON_EVENT_KINDS
 SCHEMA = "diagdisk.report/1"
 MAX_SECTORS = 1000
 _TIMELINE_BUCKETS = 60
+# kinds whose sector is an LBA of the disk they name (md's redirect sectors are array sectors)
+_LBA_KINDS = ("sense", "io_error", "ata_exception", "nvme_error")
 
 
 def _summary_key(event: dict) -> tuple:
@@ -39,7 +41,7 @@ def build_report(analysis, findings: list[dict] | None = None, verdict: dict | N
             entry["first"] = min(filter(None, (entry["first"], event["time"])))
             entry["last"] = max(filter(None, (entry["last"], event["time"])))
         sector = event.get("sector")
-        if sector is not None and event["kind"] in ("sense", "io_error", "ata_exception", "nvme_error", "md_redirect"):
+        if sector is not None and event["kind"] in _LBA_KINDS:
             label = event.get("device") or event.get("hctl") or event.get("unit")
             if label and len(sectors[label]) < MAX_SECTORS:
                 sectors[label].add(sector)
