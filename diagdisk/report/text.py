@@ -16,7 +16,7 @@ def render_text(report: dict) -> str:
     span = report["time_span"]
     out.append(f"diagdisk {report['tool']['version']}: {report['input']}")
     out.append(f"host {host.get('hostname') or '?'}, kernel {host.get('kernel') or '?'}, "
-               f"events {span.get('first') or '?'} .. {span.get('last') or '?'}")
+               f"events {_short_time(span.get('first')) or '?'} .. {_short_time(span.get('last')) or '?'}")
     out.append("")
     verdict = report["verdict"]
     out.append(f"VERDICT: {verdict['status'].upper()}: {verdict['summary']}")
@@ -43,7 +43,7 @@ def render_text(report: dict) -> str:
     if summary:
         out.append("Events")
         rows = [[e["device"] or "-", e["kind"], e["sense_key"] or "", e["asc_ascq"] or "", e["count"],
-                 e["first"] or "", e["last"] or ""] for e in summary[:25]]
+                 _short_time(e["first"]), _short_time(e["last"])] for e in summary[:25]]
         out += ["  " + line for line in _table(rows, ["device", "kind", "sense key", "ASC/ASCQ", "count", "first", "last"])]
         if len(summary) > 25:
             out.append(f"  ... {len(summary) - 25} more rows in --format json")
@@ -68,3 +68,8 @@ def render_text(report: dict) -> str:
     for warning in report.get("warnings", [])[:5]:
         out.append(f"  note: {warning}")
     return "\n".join(out) + "\n"
+
+
+def _short_time(iso: str | None) -> str:
+    """Seconds are enough on a terminal; the JSON report keeps fractions and UTC offsets."""
+    return (iso or "")[:19].replace("T", " ")
