@@ -143,6 +143,7 @@ CONVERTERS: dict[str, Callable[[str], dict]] = {
     "DEVICES_LEFT": lambda t: {"md_devices_left": int(t)},
     "RAID_DISKS": lambda t: {"md_raid_disks": int(t)},
     "OTHER_MIRROR": lambda t: {"md_other_mirror": t},
+    "REDIRECTED_TO": lambda t: {"md_other_mirror": t},
     "CONF_LEVEL": lambda t: {"md_level": t.lower()},
     "DM": lambda t: {"dm": t},
     "PATH_MAJMIN": lambda t: {"path_majmin": t},
