@@ -100,7 +100,7 @@ class LogReader:
                     if len(result.unparsed_samples) < MAX_UNPARSED_SAMPLES:
                         result.unparsed_samples.append((line_no, message))
                     continue
-                raw = decode_log_bytes(chunk[start:last]).rstrip("\r")
+                raw = " ".join(part.rstrip("\r") for part in decode_log_bytes(chunk[start:last]).split("\n"))
                 for event in events:
                     self._stamp(event, framed, source_name, line_no, raw)
                     if not _has_identity(event):
