@@ -1,18 +1,46 @@
-"""Parsers of command outputs that describe the storage topology.
+"""Readers of the command outputs that describe the storage topology.
 
-/proc/scsi/scsi, /proc/mdstat, `mdadm -D`, `lsscsi -i`, `lsblk -O -P`, /dev/disk/by-id listings and
-`multipath -ll`. These are tables, not log messages: each parser returns plain records and never
-guesses a link the text does not show.
+/proc/scsi/scsi, `lsscsi -i`, `lsblk` (-O -P pairs, the default tree, -J JSON), /proc/mdstat,
+`mdadm -D`, /dev/disk/by-id listings and `multipath -ll`. These are tables, not log messages: each
+reader returns plain records and never guesses a link the text does not show.
 
-Known traps (insights-core got them wrong): in mdstat `[U_]` is by slot number, not by the order
+Each table is read one line at a time with its grammar, grammars/<table>.lark (the single source of
+truth for the line shapes, with accepted and rejected examples in grammars/<table>.examples.yml). A
+line yields a kind (the alias of the grammar alternative it matched) and fields (the small named
+rules of that alternative; a rule named in the plural, `things: thing*` or `entries: entry*`, is a
+list). A small state machine per table assembles the records from the kinds in order. Per-line
+rather than whole-text grammars, so that one line of an unknown shape costs that line, not the table.
+
+A non-blank line that no alternative accepts, or an accepted line with nothing to belong to (a
+"Vendor:" line before any "Host:" line), is returned in `TableRead.unparsed` with its line number;
+nothing is dropped silently. The `parse_*` functions return the records alone.
+
+Known traps (insights-core got them wrong): in mdstat `[U_]` is indexed by slot, not by the order
 members are listed; `(S)` spares and `(F)` failed members are not active; `lsscsi -i` has a 7th
-column (the WWID) after the device node.
+column (the WWID) after the device node; mdstat has 2.4 wording (read_ahead, recovery lines
+without `super`) and recovery/resync progress lines; `mdadm -D` states combine words, as in
+"clean, degraded, recovering".
 """
 
 from __future__ import annotations
 
+import json
 import re
 from dataclasses import dataclass, field
+from functools import cache
+from pathlib import PurePosixPath
+from typing import Any, Callable, Generic, Iterator, TypeVar
+
+from lark import Lark, Token, Tree
+from lark.exceptions import LarkError
+
+from .resources import grammars_dir
+
+TABLE_GRAMMARS = ("proc_scsi", "lsscsi", "lsblk", "mdstat", "mdadm_detail", "by_id", "multipath")
+
+# Longer lines are no line of these tables (an lsblk -O -P line is about 1,500 characters); they are
+# reported unparsed without running the grammar's lookahead patterns over them.
+MAX_TABLE_LINE = 4096
 
 
 @dataclass
@@ -40,171 +68,8 @@ class MdArray:
     expected: int | None = None
     recovering: bool = False
     from_log: bool = False       # known only from kernel messages, no mdstat or mdadm -D
-
-
-_PROC_HOST = re.compile(r"Host:\s*scsi(\d+)\s+Channel:\s*(\d+)\s+Id:\s*(\d+)\s+Lun:\s*(\d+)")
-_PROC_VENDOR = re.compile(r"Vendor:\s*(.*?)\s*Model:\s*(.*?)\s*Rev:\s*(.*?)\s*$")
-_PROC_TYPE = re.compile(r"Type:\s*(\S+)")
-
-
-def parse_proc_scsi(text: str) -> list[ScsiDevice]:
-    devices: list[ScsiDevice] = []
-    for line in text.splitlines():
-        m = _PROC_HOST.search(line)
-        if m:
-            devices.append(ScsiDevice(hctl=":".join(str(int(x)) for x in m.groups())))
-            continue
-        if not devices:
-            continue
-        m = _PROC_VENDOR.search(line)
-        if m:
-            devices[-1].vendor, devices[-1].model, devices[-1].revision = (x or None for x in m.groups())
-            continue
-        m = _PROC_TYPE.search(line)
-        if m:
-            devices[-1].type = m.group(1)
-    return devices
-
-
-_LSSCSI = re.compile(r"^\[(\d+):(\d+):(\d+):(\d+)\]\s+(\S+)\s+(.*)$")
-
-
-def parse_lsscsi(text: str) -> list[ScsiDevice]:
-    """`lsscsi` / `lsscsi -i` / `lsscsi -g`: [H:C:T:L] type vendor model rev /dev/node [wwid] [/dev/sgN]."""
-    devices = []
-    for line in text.splitlines():
-        m = _LSSCSI.match(line.strip())
-        if not m:
-            continue
-        hctl = ":".join(m.group(i) for i in range(1, 5))
-        rest = m.group(6)
-        nodes = re.findall(r"/dev/(\S+)", rest)
-        node_pos = rest.find("/dev/") if "/dev/" in rest else rest.rfind(" -")
-        head = rest[:node_pos].rstrip() if node_pos > 0 else rest
-        tail = rest[node_pos:].split() if node_pos > 0 else []
-        words = head.split()
-        vendor = words[0] if words else None
-        revision = words[-1] if len(words) >= 3 else None
-        model = " ".join(words[1:-1]) if len(words) >= 3 else (" ".join(words[1:]) or None)
-        wwid = next((w for w in tail if not w.startswith("/dev/") and w != "-"), None)
-        name = next((n for n in nodes if not n.startswith("sg")), None)
-        devices.append(ScsiDevice(hctl=hctl, vendor=vendor, model=model, revision=revision,
-                                  type=m.group(5), name=name, wwn=wwid))
-    return devices
-
-
-_PAIR = re.compile(r'([A-Z0-9:_-]+)="((?:[^"\\]|\\.)*)"')
-
-
-def parse_lsblk_pairs(text: str) -> list[ScsiDevice]:
-    """`lsblk -O -P` (KEY="value" pairs); only whole disks with an HCTL or a name are kept."""
-    devices = []
-    for line in text.splitlines():
-        pairs = dict(_PAIR.findall(line))
-        if not pairs or pairs.get("TYPE") not in ("disk", "rom", None):
-            continue
-        name = pairs.get("NAME") or pairs.get("KNAME")
-        hctl = pairs.get("HCTL") or ""
-        devices.append(ScsiDevice(
-            hctl=hctl, name=name, vendor=(pairs.get("VENDOR") or "").strip() or None,
-            model=(pairs.get("MODEL") or "").strip() or None, revision=(pairs.get("REV") or "").strip() or None,
-            serial=(pairs.get("SERIAL") or "").strip() or None, wwn=(pairs.get("WWN") or "").strip() or None,
-            size=pairs.get("SIZE") or None, type=pairs.get("TYPE")))
-    return devices
-
-
-_BY_ID = re.compile(r"(\S+)\s+->\s+\.\./\.\./(\w+)")
-
-
-def parse_by_id(text: str) -> dict[str, list[str]]:
-    """`ls -l /dev/disk/by-id` style listing -> {sdX: [ids]} (whole disks only)."""
-    links: dict[str, list[str]] = {}
-    for name, target in _BY_ID.findall(text):
-        if re.search(r"-part\d+$", name):
-            continue
-        links.setdefault(target, []).append(name)
-    return links
-
-
-_MDSTAT_ARRAY = re.compile(r"^(md\w+)\s*:\s*(\w+)\s+(?:\((?:auto-)?read-only\)\s+)?(?:(raid\d+|linear|multipath|faulty)\s+)?(.*)$")
-_MDSTAT_MEMBER = re.compile(r"(\S+?)\[(\d+)\](\([A-Z]\))*")
-_MDSTAT_COUNTS = re.compile(r"\[(\d+)/(\d+)\]\s+\[([U_]+)\]")
-
-
-def parse_mdstat(text: str) -> list[MdArray]:
-    arrays: list[MdArray] = []
-    slots: dict[str, dict[int, str]] = {}
-    for line in text.splitlines():
-        m = _MDSTAT_ARRAY.match(line)
-        if m:
-            array = MdArray(name=m.group(1), level=m.group(3))
-            if m.group(2) == "inactive":
-                array.state = "failed"
-            member_slots: dict[int, str] = {}
-            for member in _MDSTAT_MEMBER.finditer(m.group(4)):
-                name, slot, flag = member.group(1), int(member.group(2)), member.group(0)
-                array.members.append(name)
-                if "(F)" in flag:
-                    array.failed_members.append(name)
-                elif "(S)" in flag:
-                    array.spares.append(name)
-                else:
-                    member_slots[slot] = name
-            slots[array.name] = member_slots
-            arrays.append(array)
-            continue
-        if not arrays:
-            continue
-        array = arrays[-1]
-        m = _MDSTAT_COUNTS.search(line)
-        if m:
-            array.expected, array.active = int(m.group(1)), int(m.group(2))
-            if array.active < array.expected and array.state != "failed":
-                array.state = "degraded"
-            # [U_] is indexed by slot number: a '_' slot whose member is listed is not in sync
-            for slot, flag in enumerate(m.group(3)):
-                member = slots[array.name].get(slot)
-                if flag == "_" and member and member not in array.failed_members:
-                    array.failed_members.append(member)
-        if re.search(r"\b(recovery|resync|reshape|rebuild)\s*=", line):
-            array.recovering = True
-            if array.state == "degraded":
-                array.state = "recovering"
-    return arrays
-
-
-def parse_mdadm_detail(text: str) -> MdArray | None:
-    m = re.search(r"^(/dev/\S+):", text, re.M)
-    if not m:
-        return None
-    array = MdArray(name=m.group(1).removeprefix("/dev/").removeprefix("md/"))
-    level = re.search(r"Raid Level\s*:\s*(\S+)", text)
-    array.level = level.group(1) if level else None
-    state = re.search(r"^\s*State\s*:\s*(.+)$", text, re.M)
-    raid = re.search(r"Raid Devices\s*:\s*(\d+)", text)
-    active = re.search(r"Active Devices\s*:\s*(\d+)", text)
-    array.expected = int(raid.group(1)) if raid else None
-    array.active = int(active.group(1)) if active else None
-    for line in text.splitlines():
-        row = re.match(r"\s*(\d+|-)\s+\d+\s+\d+\s+(\d+|-)\s+(.*?)\s+(/dev/\S+)\s*$", line)
-        if not row:
-            continue
-        member = row.group(4).removeprefix("/dev/")
-        array.members.append(member)
-        flags = row.group(3)
-        if "faulty" in flags or "removed" in flags:
-            array.failed_members.append(member)
-        elif "spare" in flags and "rebuilding" not in flags:
-            array.spares.append(member)
-    state_text = state.group(1).lower() if state else ""
-    if "fail" in state_text or "inactive" in state_text:
-        array.state = "failed"
-    elif "recovering" in state_text or "resync" in state_text or "rebuild" in state_text:
-        array.state = "recovering"
-        array.recovering = True
-    elif "degraded" in state_text:
-        array.state = "degraded"
-    return array
+    # members holding a slot that is not in sync: being rebuilt, or waiting to be (not failed)
+    out_of_sync: list[str] = field(default_factory=list)
 
 
 @dataclass
@@ -212,22 +77,526 @@ class MultipathMap:
     name: str
     wwid: str | None
     dm: str | None
-    paths: list[dict] = field(default_factory=list)  # {hctl, device, majmin, dm_state, path_state}
+    # {hctl, device, majmin, dm_state, path_state, online_state}; None where multipath prints a
+    # placeholder ("#:#:#:#", "-") for a path whose device is gone
+    paths: list[dict] = field(default_factory=list)
 
 
-_MP_MAP = re.compile(r"^(\S+)\s+(?:\((\w+)\)\s+)?(dm-\d+)\b")
-_MP_PATH = re.compile(r"(\d+:\d+:\d+:\d+)\s+(\w+)\s+(\d+:\d+)\s+(\w+)\s+(\w+)\s*(\w+)?")
+Records = TypeVar("Records")
+
+
+@dataclass
+class TableRead(Generic[Records]):
+    records: Records
+    unparsed: list[tuple[int, str]] = field(default_factory=list)   # (line number, line)
+
+
+# --------------------------------------------------------------------------------------------
+# Lines -> (kind, fields)
+
+
+@cache
+def table_parser(name: str) -> Lark:
+    """The line grammar of one table, built once per process (never lark's cache=True: it loads a
+    pickle from a predictable temp path)."""
+    text = (grammars_dir() / f"{name}.lark").read_text(encoding="utf-8")
+    return Lark(text, parser="lalr", lexer="contextual", maybe_placeholders=False,
+                import_paths=[grammars_dir()])
+
+
+_INTEGER_TERMINALS = frozenset({"NUMBER"})
+
+
+def _token_value(token: Token) -> Any:
+    if token.type in _INTEGER_TERMINALS:
+        return int(token)
+    return str(token).strip()
+
+
+def _singular(name: str) -> str | None:
+    if name.endswith("ies"):
+        return name[:-3] + "y"
+    return name[:-1] if name.endswith("s") else None
+
+
+def _value(tree: Tree) -> Any:
+    name = str(tree.data)
+    children = tree.children
+    item = _singular(name)
+    if item and all(isinstance(c, Tree) and c.data == item for c in children):
+        return [_value(c) for c in children]
+    subtrees = [c for c in children if isinstance(c, Tree)]
+    if subtrees:
+        return _fields(tree)
+    tokens = [_token_value(c) for c in children]
+    if not tokens:
+        return None
+    return tokens[0] if len(tokens) == 1 else " ".join(str(t) for t in tokens)
+
+
+def _fields(tree: Tree) -> dict[str, Any]:
+    # bare tokens beside the field rules are separators and tree branches
+    return {str(c.data): _value(c) for c in tree.children if isinstance(c, Tree)}
+
+
+def parse_table_line(grammar: str, line: str) -> tuple[str, dict[str, Any]] | None:
+    """(kind, fields) of one table line, or None when the grammar rejects it.
+
+    >>> parse_table_line("mdstat", "md0 : active raid1 sdc1[1](F) sdb1[0]")[1]["members"][0]
+    {'device': 'sdc1', 'number': 1, 'flags': ['F']}
+    """
+    stripped = line.strip()
+    if not stripped or len(stripped) > MAX_TABLE_LINE:
+        return None
+    try:
+        tree = table_parser(grammar).parse(stripped)
+    except LarkError:
+        return None
+    return str(tree.data), _fields(tree)
+
+
+def _table_lines(grammar: str, text: str) -> Iterator[tuple[int, str, tuple[str, dict] | None]]:
+    for number, line in enumerate(text.splitlines(), 1):
+        if line.strip():
+            yield number, line, parse_table_line(grammar, line)
+
+
+def _hctl(host: int, channel: int, target: int, lun: int) -> str:
+    return f"{int(host)}:{int(channel)}:{int(target)}:{int(lun)}"
+
+
+# --------------------------------------------------------------------------------------------
+# /proc/scsi/scsi
+
+
+def read_proc_scsi(text: str) -> TableRead[list[ScsiDevice]]:
+    devices: list[ScsiDevice] = []
+    unparsed: list[tuple[int, str]] = []
+    for number, line, parsed in _table_lines("proc_scsi", text):
+        if parsed is None:
+            unparsed.append((number, line))
+            continue
+        kind, fields = parsed
+        if kind == "host":
+            devices.append(ScsiDevice(hctl=_hctl(fields["host"], fields["channel"], fields["target"], fields["lun"])))
+        elif kind in ("identity", "type") and not devices:
+            unparsed.append((number, line))
+        elif kind == "identity":
+            device = devices[-1]
+            device.vendor, device.model, device.revision = (
+                fields.get("vendor"), fields.get("model"), fields.get("revision"))
+        elif kind == "type":
+            devices[-1].type = fields["devtype"]
+    return TableRead(devices, unparsed)
+
+
+def parse_proc_scsi(text: str) -> list[ScsiDevice]:
+    return read_proc_scsi(text).records
+
+
+# --------------------------------------------------------------------------------------------
+# lsscsi
+
+_UNKNOWN_IDENTITY = frozenset({"vendor?", "model?", "rev?"})
+
+
+def split_identity(text: str) -> tuple[str | None, str | None, str | None]:
+    """Vendor, model, revision of lsscsi's identity columns: vendor padded to 8, model to 16,
+    revision to 4, one space apart. Text whose padding was lost is split at spaces instead: the
+    first word is the vendor, the last the revision."""
+    if len(text) > 9 and text[8] == " " and (len(text) <= 25 or text[25] == " "):
+        parts = [text[:8], text[9:25], text[26:30]]
+    else:
+        words = text.split()
+        parts = [words[0] if words else "", " ".join(words[1:-1]) if len(words) >= 3 else " ".join(words[1:]),
+                 words[-1] if len(words) >= 3 else ""]
+    cleaned = [p.strip() for p in parts]
+    vendor, model, revision = (None if not p or p in _UNKNOWN_IDENTITY else p for p in cleaned)
+    return vendor, model, revision
+
+
+def read_lsscsi(text: str) -> TableRead[list[ScsiDevice]]:
+    """`lsscsi` with any of -i (WWID), -g (sg node), -d (major:minor), -s (size)."""
+    devices: list[ScsiDevice] = []
+    unparsed: list[tuple[int, str]] = []
+    for number, line, parsed in _table_lines("lsscsi", text):
+        if parsed is None:
+            unparsed.append((number, line))
+            continue
+        kind, fields = parsed
+        if kind != "device":
+            continue  # hosts, attribute lines and NVMe namespaces (not SCSI) carry no SCSI device
+        vendor, model, revision = split_identity(fields["identity"])
+        node = fields["node"]
+        name = node.removeprefix("/dev/") if node.startswith("/dev/") else None
+        extras = [str(e) for e in fields["extras"]]
+        wwid = next((e for e in extras if e != "-" and not e.startswith("/dev/") and not _is_size(e)), None)
+        size = next((e for e in extras if _is_size(e)), None)
+        devices.append(ScsiDevice(hctl=fields["address"].strip("[]"), vendor=vendor, model=model,
+                                  revision=revision, type=fields["devtype"], name=name, wwn=wwid, size=size))
+    return TableRead(devices, unparsed)
+
+
+_LSSCSI_SIZE = re.compile(r"\d+(?:\.\d+)?[kMGTPEZY]?i?B")
+
+
+def _is_size(column: str) -> bool:
+    return bool(_LSSCSI_SIZE.fullmatch(column))
+
+
+def parse_lsscsi(text: str) -> list[ScsiDevice]:
+    """`lsscsi` / `lsscsi -i` / `lsscsi -g`: [H:C:T:L] type vendor model rev /dev/node [wwid] [/dev/sgN]."""
+    return read_lsscsi(text).records
+
+
+# --------------------------------------------------------------------------------------------
+# lsblk
+
+_WHOLE_DISK_TYPES = ("disk", "rom")
+_DEFAULT_COLUMNS = ["NAME", "MAJ:MIN", "RM", "SIZE", "RO", "TYPE"]
+_LSBLK_ESCAPE = re.compile(rb"\\x([0-9a-fA-F]{2})|\\(.)")
+
+
+def _lsblk_unquote(quoted: str) -> str:
+    """A -P value: quotes removed, \\xHH byte escapes and backslashed characters restored."""
+    raw = quoted[1:-1].encode("utf-8", "surrogateescape")
+    restored = _LSBLK_ESCAPE.sub(lambda m: bytes([int(m[1], 16)]) if m[1] else m[2], raw)
+    return restored.decode("utf-8", "replace")
+
+
+def _is_default_table(columns: list[str]) -> bool:
+    return columns[:6] == _DEFAULT_COLUMNS and columns[6:] in ([], ["MOUNTPOINT"], ["MOUNTPOINTS"])
+
+
+def _lsblk_device(values: dict[str, Any]) -> ScsiDevice | None:
+    """A whole disk from one device's columns (keys upper-case as -P prints them); None otherwise."""
+    def text(key: str) -> str | None:
+        value = values.get(key)
+        if value is None:
+            return None
+        return str(value).strip() or None
+
+    if text("TYPE") not in (*_WHOLE_DISK_TYPES, None):
+        return None
+    return ScsiDevice(hctl=text("HCTL") or "", name=text("NAME") or text("KNAME"), vendor=text("VENDOR"),
+                      model=text("MODEL"), revision=text("REV"), serial=text("SERIAL"), wwn=text("WWN"),
+                      size=text("SIZE"), type=text("TYPE"))
+
+
+def read_lsblk(text: str) -> TableRead[list[ScsiDevice]]:
+    """`lsblk -O -P` pairs, the default `lsblk` tree or list, or `lsblk -J` JSON; whole disks only.
+
+    Rows under a header with other columns (lsblk -t, -D, -f) carry nothing the topology uses and
+    are not read."""
+    if text.lstrip().startswith("{"):
+        return _read_lsblk_json(text)
+    devices: list[ScsiDevice] = []
+    unparsed: list[tuple[int, str]] = []
+    columns: list[str] | None = None
+    for number, line, parsed in _table_lines("lsblk", text):
+        kind, fields = parsed if parsed is not None else (None, {})
+        if kind == "header":
+            columns = fields["columns"]
+            continue
+        if columns is not None and not _is_default_table(columns):
+            continue
+        if kind is None:
+            unparsed.append((number, line))
+        elif kind == "pairs":
+            device = _lsblk_device({p["key"]: _lsblk_unquote(p["value"]) for p in fields["pairs"]})
+            if device is not None:
+                devices.append(device)
+        elif kind == "row" and fields["devtype"] in _WHOLE_DISK_TYPES:
+            devices.append(ScsiDevice(hctl="", name=fields["name"], size=str(fields["size"]), type=fields["devtype"]))
+    return TableRead(devices, unparsed)
+
+
+def _read_lsblk_json(text: str) -> TableRead[list[ScsiDevice]]:
+    try:
+        data = json.loads(text)
+    except ValueError as exc:
+        line_no = getattr(exc, "lineno", 1)
+        lines = text.splitlines()
+        return TableRead([], [(line_no, lines[line_no - 1] if 0 < line_no <= len(lines) else "")])
+    entries = data.get("blockdevices") if isinstance(data, dict) else None
+    if not isinstance(entries, list):
+        return TableRead([], [(1, text.splitlines()[0] if text.strip() else "")])
+    devices: list[ScsiDevice] = []
+    pending = list(entries)
+    while pending:
+        entry = pending.pop(0)
+        if not isinstance(entry, dict):
+            continue
+        device = _lsblk_device({str(k).upper(): v for k, v in entry.items() if k != "children"})
+        if device is not None:
+            devices.append(device)
+        if isinstance(entry.get("children"), list):
+            pending.extend(entry["children"])
+    return TableRead(devices, [])
+
+
+def parse_lsblk_pairs(text: str) -> list[ScsiDevice]:
+    """`lsblk -O -P` (KEY="value" pairs), and the other lsblk shapes; only whole disks are kept."""
+    return read_lsblk(text).records
+
+
+# --------------------------------------------------------------------------------------------
+# /dev/disk/by-id listings
+
+
+def _is_by_id_folder(directory: str) -> bool:
+    return directory.rstrip("/").endswith("by-id")
+
+
+def read_by_id(text: str) -> TableRead[dict[str, list[str]]]:
+    """`ls -l /dev/disk/by-id`, or the by-id folders of a recursive `ls -lR /dev` -> {sdX: [ids]}
+    (whole disks only: the -partN links are left out).
+
+    In a recursive listing only the lines of by-id folders are parsed: the rest of /dev is no
+    by-id name, and a few thousand lines of it are not worth a grammar each."""
+    links: dict[str, list[str]] = {}
+    unparsed: list[tuple[int, str]] = []
+    directory: str | None = None    # None: the listing of a single folder, named by the file
+    for number, line in enumerate(text.splitlines(), 1):
+        stripped = line.strip()
+        if not stripped:
+            continue
+        if directory is not None and not _is_by_id_folder(directory) and not stripped.endswith(":"):
+            continue
+        parsed = parse_table_line("by_id", stripped)
+        if parsed is None:
+            unparsed.append((number, line))
+            continue
+        kind, fields = parsed
+        if kind == "directory":
+            directory = fields["directory"]
+        elif kind == "entry" and fields.get("target") and fields["mode"].startswith("l"):
+            name = fields["name"]
+            if re.search(r"-part\d+$", name):
+                continue
+            links.setdefault(PurePosixPath(fields["target"]).name, []).append(name)
+    return TableRead(links, unparsed)
+
+
+def parse_by_id(text: str) -> dict[str, list[str]]:
+    """`ls -l /dev/disk/by-id` style listing -> {sdX: [ids]} (whole disks only)."""
+    return read_by_id(text).records
+
+
+# --------------------------------------------------------------------------------------------
+# /proc/mdstat
+
+_SYNC_ACTIONS = ("recovery", "recover", "resync", "reshape")    # rebuilding redundancy; check/repair scrub
+_NO_SLOT_FLAGS = frozenset({"F", "S", "R", "J"})                 # faulty, spare, replacement, journal
+
+
+@dataclass
+class _MdstatEntry:
+    array: MdArray
+    inactive: bool
+    members: list[dict] = field(default_factory=list)   # {device, number, flags}
+    slots: str | None = None
+    sync_action: str | None = None
+
+    def apply(self, fields: dict) -> None:
+        if fields.get("expected") is not None:
+            self.array.expected, self.array.active = fields["expected"], fields["working"]
+            self.slots = fields["slots"]
+        if fields.get("action") is not None:
+            self.sync_action = fields["action"]
+
+
+def _out_of_sync(members: list[dict], slots: str | None) -> list[str]:
+    """Listed members that the slot map does not show in sync.
+
+    The map is indexed by slot; the number in brackets is the device's number in the superblock.
+    That number is its slot while it has held that slot since the array was created; a disk added
+    later is numbered from raid_disks up, past the end of the map. So a member whose number points
+    at a '_' slot is out of sync, and so are the members numbered past the map when they alone
+    account for what the map leaves out. When the numbers do not account for exactly the members
+    the map leaves out, none is named rather than a wrong one."""
+    if not slots:
+        return []
+    holding = [m for m in members if not _NO_SLOT_FLAGS & set(m["flags"])]
+    excess = len(holding) - slots.count("U")
+    if excess <= 0:
+        return []
+    at_gap = [m["device"] for m in holding if m["number"] < len(slots) and slots[m["number"]] == "_"]
+    if len(at_gap) == excess:
+        return at_gap
+    unplaced = [m["device"] for m in holding if m["number"] >= len(slots) or m["device"] in at_gap]
+    return unplaced if len(unplaced) == excess else []
+
+
+def _finish_mdstat(entry: _MdstatEntry) -> MdArray:
+    array = entry.array
+    array.members = [m["device"] for m in entry.members]
+    array.failed_members = [m["device"] for m in entry.members if "F" in m["flags"]]
+    if entry.inactive:
+        # an array that is not running serves no data; its members carry (S) for want of a slot
+        array.state = "failed"
+        return array
+    array.spares = [m["device"] for m in entry.members if "S" in m["flags"] and "F" not in m["flags"]]
+    array.recovering = entry.sync_action in _SYNC_ACTIONS
+    if array.expected is not None:
+        if array.active < array.expected or "_" in (entry.slots or ""):
+            array.state = "recovering" if array.recovering else "degraded"
+        array.out_of_sync = _out_of_sync(entry.members, entry.slots)
+    elif array.failed_members and array.level in ("raid0", "linear"):
+        array.state = "failed"    # no redundancy: a failed member fails the array
+    return array
+
+
+def read_mdstat(text: str) -> TableRead[list[MdArray]]:
+    entries: list[_MdstatEntry] = []
+    unparsed: list[tuple[int, str]] = []
+    for number, line, parsed in _table_lines("mdstat", text):
+        if parsed is None:
+            unparsed.append((number, line))
+            continue
+        kind, fields = parsed
+        if kind == "array":
+            entry = _MdstatEntry(MdArray(name=fields["md"], level=fields.get("level")),
+                                 inactive=fields["activity"] == "inactive", members=fields["members"])
+            entry.apply(fields)     # 2.2-era copies carry the block line on the array line
+            entries.append(entry)
+        elif kind in ("blocks", "sync"):
+            if not entries:
+                unparsed.append((number, line))
+            else:
+                entries[-1].apply(fields)
+    return TableRead([_finish_mdstat(e) for e in entries], unparsed)
+
+
+def parse_mdstat(text: str) -> list[MdArray]:
+    return read_mdstat(text).records
+
+
+# --------------------------------------------------------------------------------------------
+# mdadm -D
+
+_FAILED_WORDS = frozenset({"inactive", "FAILED", "broken", "Not Started"})
+_SYNCING_WORDS = frozenset({"recovering", "resyncing", "reshaping"})
+
+
+def _array_name(device: str) -> str:
+    return device.removeprefix("/dev/").removeprefix("md/")
+
+
+@dataclass
+class _DetailEntry:
+    array: MdArray
+    states: list[str] | None = None
+    rows: list[dict] = field(default_factory=list)
+
+
+def _finish_detail(entry: _DetailEntry) -> MdArray:
+    array = entry.array
+    for row in entry.rows:
+        device = row.get("member_device")
+        if device is None or device == "missing":
+            continue    # an empty slot ("removed"), or a device mdadm could not name
+        name = device.removeprefix("/dev/")
+        words = set(row["member_states"])
+        array.members.append(name)
+        if "faulty" in words:
+            array.failed_members.append(name)
+        elif "spare" in words and "rebuilding" in words:
+            array.out_of_sync.append(name)
+        elif "spare" in words:
+            array.spares.append(name)
+    if entry.states is None:
+        if array.expected is not None and array.active is not None and array.active < array.expected:
+            array.state = "degraded"    # no State line: the counts still tell
+        return array
+    # "resyncing (DELAYED)": the sync waits, nothing is being rebuilt yet
+    words = {s.split(" (")[0] for s in entry.states}
+    waiting = any("(" in s for s in entry.states)
+    array.recovering = bool(words & _SYNCING_WORDS) and not waiting
+    if words & _FAILED_WORDS:
+        array.state = "failed"
+    elif "degraded" in words:
+        array.state = "recovering" if array.recovering else "degraded"
+    return array
+
+
+def read_mdadm_detail(text: str) -> TableRead[list[MdArray]]:
+    """Every array of an `mdadm -D` file (sosreport's `mdadm -D /dev/md*` holds several)."""
+    entries: list[_DetailEntry] = []
+    unparsed: list[tuple[int, str]] = []
+    for number, line, parsed in _table_lines("mdadm_detail", text):
+        if parsed is None:
+            unparsed.append((number, line))
+            continue
+        kind, fields = parsed
+        if kind == "array":
+            entries.append(_DetailEntry(MdArray(name=_array_name(fields["array_device"]))))
+            continue
+        if kind == "message":
+            continue
+        if not entries:
+            unparsed.append((number, line))
+            continue
+        entry = entries[-1]
+        if kind == "raid_level":
+            entry.array.level = fields["level"]
+        elif kind == "raid_devices":
+            entry.array.expected = fields["count"]
+        elif kind == "active_devices":
+            entry.array.active = fields["count"]
+        elif kind == "state":
+            entry.states = fields["states"]
+        elif kind == "member":
+            entry.rows.append(fields)
+    return TableRead([_finish_detail(e) for e in entries], unparsed)
+
+
+def parse_mdadm_detail(text: str) -> MdArray | None:
+    """The first array of an `mdadm -D` file (see read_mdadm_detail for all of them)."""
+    arrays = read_mdadm_detail(text).records
+    return arrays[0] if arrays else None
+
+
+# --------------------------------------------------------------------------------------------
+# multipath -ll
+
+_PLACEHOLDERS = frozenset({"#:#:#:#", "-", "#:#"})
+
+
+def read_multipath(text: str) -> TableRead[list[MultipathMap]]:
+    maps: list[MultipathMap] = []
+    unparsed: list[tuple[int, str]] = []
+    for number, line, parsed in _table_lines("multipath", text):
+        if parsed is None:
+            unparsed.append((number, line))
+            continue
+        kind, fields = parsed
+        if kind == "map":
+            # without "(wwid)" the map is named by its WWID (no alias)
+            maps.append(MultipathMap(name=fields["map_name"], wwid=fields.get("wwid", fields["map_name"]),
+                                     dm=fields.get("dm")))
+        elif kind == "path" and not maps:
+            unparsed.append((number, line))
+        elif kind == "path":
+            known = {k: (None if fields.get(k) in _PLACEHOLDERS else fields.get(k))
+                     for k in ("address", "device", "majmin")}
+            maps[-1].paths.append({"hctl": known["address"], "device": known["device"], "majmin": known["majmin"],
+                                   "dm_state": fields["dm_state"], "path_state": fields["path_state"],
+                                   "online_state": fields.get("online_state")})
+    return TableRead(maps, unparsed)
 
 
 def parse_multipath(text: str) -> list[MultipathMap]:
-    maps: list[MultipathMap] = []
-    for line in text.splitlines():
-        m = _MP_MAP.match(line)
-        if m and not line.startswith((" ", "|", "`")):
-            maps.append(MultipathMap(name=m.group(1), wwid=m.group(2), dm=m.group(3)))
-            continue
-        p = _MP_PATH.search(line)
-        if p and maps:
-            maps[-1].paths.append({"hctl": p.group(1), "device": p.group(2), "majmin": p.group(3),
-                                   "dm_state": p.group(4), "path_state": p.group(5)})
-    return maps
+    return read_multipath(text).records
+
+
+# Source format (diagdisk.sources) -> reader; the format names are the grammar names.
+TABLE_READERS: dict[str, Callable[[str], TableRead]] = {
+    "proc_scsi": read_proc_scsi,
+    "lsscsi": read_lsscsi,
+    "lsblk": read_lsblk,
+    "mdstat": read_mdstat,
+    "mdadm_detail": read_mdadm_detail,
+    "by_id": read_by_id,
+    "multipath": read_multipath,
+}
