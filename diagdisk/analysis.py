@@ -22,7 +22,7 @@ from .enrich import enrich_event
 from .errors import InputError
 from .events import NON_EVENT_KINDS
 from .framing import MONTHS
-from .logread import LogReader
+from .logread import MAX_UNPARSED_SAMPLES, LogReader
 from .mdlog import apply_md_events
 from .safeio import safe_walk
 from .sources import EXPECTED_SOURCES, Source, classify_in_tree, is_sosreport_root, sniff_format
@@ -190,7 +190,9 @@ def _read_sources(analysis: Analysis, sources: list[Source], reader: LogReader) 
             elif source.format in _TABLE_PARSERS:
                 text = source.path.read_text(errors="replace")
                 report.lines = text.count("\n")
-                _TABLE_PARSERS[source.format](analysis, text, source.name)
+                unparsed = _TABLE_PARSERS[source.format](analysis, text, source.name)
+                report.unparsed_candidates = len(unparsed)
+                report.unparsed_samples = unparsed[:MAX_UNPARSED_SAMPLES]
             elif source.format == "smartctl_json":
                 smart = parse_smartctl_json(source.path.read_text(errors="replace"), source.name)
                 analysis.smart.append(smart)
@@ -204,41 +206,49 @@ def _read_sources(analysis: Analysis, sources: list[Source], reader: LogReader) 
             report.warnings.append(f"{source.name}: {exc}")
 
 
-
-
-def _parse_scsi_table(parser):
-    def apply(analysis: Analysis, text: str, name: str) -> None:
-        analysis.topology.add_scsi_devices(parser(text), name)
+# Each table parser adds what it read to the analysis and returns the lines its grammar did not
+# accept, (line number, line), for the source's unparsed count.
+def _parse_scsi_table(reader):
+    def apply(analysis: Analysis, text: str, name: str) -> list:
+        result = reader(text)
+        analysis.topology.add_scsi_devices(result.records, name)
+        return result.unparsed
     return apply
 
 
-def _parse_md(analysis: Analysis, text: str, name: str) -> None:
-    for array in inventory.parse_mdstat(text):
+def _parse_md(analysis: Analysis, text: str, name: str) -> list:
+    result = inventory.read_mdstat(text)
+    for array in result.records:
         analysis.topology.add_md(array)
+    return result.unparsed
 
 
-def _parse_mdadm(analysis: Analysis, text: str, name: str) -> None:
-    array = inventory.parse_mdadm_detail(text)
-    if array:
+def _parse_mdadm(analysis: Analysis, text: str, name: str) -> list:
+    result = inventory.read_mdadm_detail(text)
+    for array in result.records:
         analysis.topology.add_md(array)
+    return result.unparsed
 
 
-def _parse_by_id(analysis: Analysis, text: str, name: str) -> None:
-    analysis.topology.by_id.update(inventory.parse_by_id(text))
+def _parse_by_id(analysis: Analysis, text: str, name: str) -> list:
+    result = inventory.read_by_id(text)
+    analysis.topology.by_id.update(result.records)
+    return result.unparsed
 
 
-def _parse_multipath(analysis: Analysis, text: str, name: str) -> None:
-    maps = inventory.parse_multipath(text)
-    analysis.topology.multipath.extend(maps)
-    for mp in maps:
+def _parse_multipath(analysis: Analysis, text: str, name: str) -> list:
+    result = inventory.read_multipath(text)
+    analysis.topology.multipath.extend(result.records)
+    for mp in result.records:
         for path in mp.paths:
             analysis.topology.link(path["hctl"], path["device"], name)
+    return result.unparsed
 
 
 _TABLE_PARSERS = {
-    "proc_scsi": _parse_scsi_table(inventory.parse_proc_scsi),
-    "lsscsi": _parse_scsi_table(inventory.parse_lsscsi),
-    "lsblk": _parse_scsi_table(inventory.parse_lsblk_pairs),
+    "proc_scsi": _parse_scsi_table(inventory.read_proc_scsi),
+    "lsscsi": _parse_scsi_table(inventory.read_lsscsi),
+    "lsblk": _parse_scsi_table(inventory.read_lsblk),
     "mdstat": _parse_md,
     "mdadm_detail": _parse_mdadm,
     "by_id": _parse_by_id,

@@ -1,7 +1,8 @@
-"""The table readers on the traps other tools fell into, on every table file the project ships and
-on arbitrary text."""
+"""The table readers on the traps other tools fell into, on every table file the project ships, on
+arbitrary text, and through the analysis, where the lines they could not read are reported."""
 
 import doctest
+import shutil
 from pathlib import Path
 
 import pytest
@@ -9,6 +10,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from diagdisk import inventory
+from diagdisk.analysis import analyze
 from diagdisk.sources import classify_in_tree
 
 ROOT = Path(__file__).resolve().parent.parent
@@ -223,3 +225,52 @@ def test_an_overlong_line_is_reported_without_being_parsed():
     line = "md0 : active raid1 " + "sda1[0] " * 2000
     result = inventory.read_mdstat(line + "\n")
     assert result.records == [] and result.unparsed == [(1, line)]
+
+
+# ---------------------------------------------------------------------------- through the analysis
+
+def test_analysis_reports_the_lines_a_table_grammar_did_not_accept(tmp_path):
+    (tmp_path / "proc").mkdir()
+    (tmp_path / "proc" / "mdstat").write_text(
+        "Personalities : [raid1]\n"
+        "md0 : active raid1 sdc1[1](F) sdb1[0]\n"
+        "      3906885440 blocks super 1.2 [2/1] [U_]\n"
+        "      a line of no mdstat shape\n"
+        "unused devices: <none>\n")
+    analysis = analyze([str(tmp_path)])
+    [source] = [s for s in analysis.sources if s.format == "mdstat"]
+    assert source.unparsed_candidates == 1
+    assert source.unparsed_samples == [(4, "      a line of no mdstat shape")]
+    assert analysis.topology.md_arrays["md0"].state == "degraded"
+
+
+def test_analysis_reads_every_array_of_an_mdadm_file(tmp_path):
+    (tmp_path / "sos_commands" / "md").mkdir(parents=True)
+    sample = ROOT / "samples/md-raid1-degraded-sdb/sos_commands/md/mdadm_-D_.dev.md"
+    (tmp_path / "sos_commands" / "md" / "mdadm_-D_.dev.md").write_text(sample.read_text())
+    analysis = analyze([str(tmp_path)])
+    arrays = analysis.topology.md_arrays
+    assert sorted(arrays) == ["md0", "md1"]
+    assert arrays["md1"].members == ["sda2", "sdb2", "sdc1"] and arrays["md0"].failed_members == ["sdb1"]
+
+
+def test_analysis_reads_lsblk_tree_and_skips_other_lsblk_tables_without_new_devices(tmp_path):
+    # sosreport stores lsblk, lsblk -t, lsblk -D and lsblk -f -a -l beside lsblk -O -P
+    report = tmp_path / "demo"
+    shutil.copytree(ROOT / "samples" / "demo-sosreport", report)
+    block = report / "sos_commands" / "block"
+    (block / "lsblk").write_text(
+        "NAME    MAJ:MIN RM  SIZE RO TYPE  MOUNTPOINT\n"
+        "sda       8:0    0  3.7T  0 disk\n`-sda1    8:1    0  3.7T  0 part  /\n"
+        "sdb       8:16   0  3.7T  0 disk\n`-sdb1    8:17   0  3.7T  0 part\n"
+        "  `-md0   9:0    0  3.7T  0 raid1 /var/lib/pgsql\n"
+        "sdc       8:32   0  3.7T  0 disk\n`-sdc1    8:33   0  3.7T  0 part\n"
+        "  `-md0   9:0    0  3.7T  0 raid1 /var/lib/pgsql\n")
+    (block / "lsblk_-t").write_text(
+        "NAME ALIGNMENT MIN-IO OPT-IO PHY-SEC LOG-SEC ROTA SCHED       RQ-SIZE  RA WSAME\n"
+        "sda          0    512      0     512     512    1 mq-deadline     256 128    0B\n")
+    analysis = analyze([str(report)])
+    lsblk_sources = [s for s in analysis.sources if s.format == "lsblk"]
+    assert len(lsblk_sources) == 3 and all(s.unparsed_candidates == 0 for s in lsblk_sources)
+    assert sorted((d.hctl, d.name) for d in analysis.topology.devices.values()) == [
+        ("2:0:0:0", "sda"), ("2:0:1:0", "sdb"), ("2:0:2:0", "sdc")]
