@@ -26,6 +26,7 @@ from __future__ import annotations
 
 import json
 import re
+from collections import deque
 from dataclasses import dataclass, field
 from functools import cache
 from pathlib import PurePosixPath
@@ -312,19 +313,20 @@ def read_lsblk(text: str) -> TableRead[list[ScsiDevice]]:
 
 
 def _read_lsblk_json(text: str) -> TableRead[list[ScsiDevice]]:
+    lines = text.splitlines()
     try:
         data = json.loads(text)
-    except ValueError as exc:
+    except (ValueError, RecursionError) as exc:     # nesting deep enough to exhaust the stack
         line_no = getattr(exc, "lineno", 1)
-        lines = text.splitlines()
         return TableRead([], [(line_no, lines[line_no - 1] if 0 < line_no <= len(lines) else "")])
     entries = data.get("blockdevices") if isinstance(data, dict) else None
     if not isinstance(entries, list):
-        return TableRead([], [(1, text.splitlines()[0] if text.strip() else "")])
+        first = next((n for n, line in enumerate(lines, 1) if line.strip()), 1)
+        return TableRead([], [(first, lines[first - 1] if lines else "")])
     devices: list[ScsiDevice] = []
-    pending = list(entries)
+    pending = deque(entries)     # children follow their parents' siblings: disks come first
     while pending:
-        entry = pending.pop(0)
+        entry = pending.popleft()
         if not isinstance(entry, dict):
             continue
         device = _lsblk_device({str(k).upper(): v for k, v in entry.items() if k != "children"})

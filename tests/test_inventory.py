@@ -221,6 +221,12 @@ def test_readers_never_raise_and_report_real_line_numbers(text):
             assert line == (lines[number - 1] if lines else ""), (fmt, number, line)
 
 
+def test_lsblk_json_nested_too_deep_or_of_another_shape_is_reported():
+    deep = '{"blockdevices": ' + "[" * 100_000 + "]" * 100_000 + "}"
+    assert inventory.read_lsblk(deep).unparsed == [(1, deep)]
+    assert inventory.read_lsblk('\n{"devices": []}\n').unparsed == [(2, '{"devices": []}')]
+
+
 def test_an_overlong_line_is_reported_without_being_parsed():
     line = "md0 : active raid1 " + "sda1[0] " * 2000
     result = inventory.read_mdstat(line + "\n")
