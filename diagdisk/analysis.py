@@ -238,7 +238,9 @@ def _parse_by_id(analysis: Analysis, text: str, name: str) -> list:
 
 def _parse_multipath(analysis: Analysis, text: str, name: str) -> list:
     result = inventory.read_multipath(text)
-    analysis.topology.multipath.extend(result.records)
+    # sosreport stores both `multipath -l` and `multipath -v4 -ll`: keep one copy of each map
+    known = {mp.name for mp in analysis.topology.multipath}
+    analysis.topology.multipath.extend(mp for mp in result.records if mp.name not in known)
     for mp in result.records:
         for path in mp.paths:
             analysis.topology.link(path["hctl"], path["device"], name)

@@ -34,8 +34,9 @@ SOSREPORT_PATHS: list[tuple[str, str]] = [
     ("sos_commands/block/ls_-lanR_.dev*", "by_id"),
     ("sos_commands/block/ls_-l_.dev.disk.by-*", "by_id"),
     ("sos_commands/devices/ls_-lanR_.dev*", "by_id"),
-    ("dev/disk/by-id/*", "by_id_link"),
+    ("sos_commands/block/ls_-lan_.dev.disk.by-id", "by_id"),      # written by diagdisk collect
     ("sos_commands/multipath/multipath_-l*", "multipath"),
+    ("sos_commands/multipath/multipath_-v4_-ll", "multipath"),
     ("sos_commands/ata/smartctl*", "smartctl_text"),
     ("sos_commands/block/smartctl*", "smartctl_text"),
     ("sos_commands/nvme/smartctl*", "smartctl_text"),

@@ -384,3 +384,14 @@ def test_analyze_flag_on_a_real_run_prints_a_report(world_dir):
     assert result.exit_code == 0, result.output
     assert any(line.startswith("VERDICT") for line in result.stdout.splitlines())
     assert (world_dir / "real.tar.gz").exists()
+
+
+def test_bundle_by_id_listing_gives_the_disk_its_serial_and_wwn(world_dir):
+    from diagdisk.analysis import analyze
+    from diagdisk.report.build import build_report
+
+    root, bin_dir = make_root(world_dir), make_bin(world_dir)
+    assert invoke(["--root", root, "--bin-dir", bin_dir, "-o", world_dir / "b.tar.gz"], world_dir).exit_code == 0
+    report = build_report(analyze([str(world_dir / "b.tar.gz")]))
+    [sda] = [d for d in report["devices"] if d["name"] == "sda"]
+    assert (sda["hctl"], sda["serial"], sda["wwn"]) == ("0:0:0:0", "MSK423Y20S3HBC", "0x5000cca37fca81a8")
