@@ -15,6 +15,7 @@ from functools import cache
 from .chunks import iter_chunks
 from .events import IDENTITY_FIELDS
 from .framing import Framed, frame_line
+from .limits import Limits
 from .linegrammar import MessageParser, default_parser, grammar_specs, kernel_families
 from .prefilter import Prefilter
 from .safeio import decode_log_bytes
@@ -59,8 +60,10 @@ def _line_bounds(chunk: bytes, start: int, end: int, step: int) -> tuple[int, in
 
 
 class LogReader:
-    def __init__(self, parser: MessageParser | None = None, prefilter: Prefilter | None = None):
+    def __init__(self, parser: MessageParser | None = None, prefilter: Prefilter | None = None,
+                 limits: Limits | None = None):
         self.parser = parser or default_parser()
+        self.limits = limits or Limits()
         self.prefilter = prefilter or default_prefilter()
         self._family_order = {name: i for i, name in enumerate(self.parser.families)}
 
@@ -68,7 +71,9 @@ class LogReader:
         result = LogReadResult()
         headered: bool | None = None
         last_line_count = 0
-        for chunk, first_line in iter_chunks(path, chunk_size=chunk_size, warnings=result.warnings):
+        for chunk, first_line in iter_chunks(path, chunk_size=chunk_size, warnings=result.warnings, name=source_name,
+                                             max_line_bytes=self.limits.max_line_bytes,
+                                             max_bytes=self.limits.max_file_bytes):
             if headered is None:
                 headered = self._detect_headers(chunk, result)
             consumed_until = -1
