@@ -153,7 +153,7 @@ def iter_chunks(
         with stream:
             size_at_open = _regular_file_size(stream)
             bounded = _UpTo(stream, size_at_open) if size_at_open is not None else stream
-            yield from _iter_stream(bounded, notes, chunk_size, max_line_bytes, max_bytes)
+            yield from _iter_stream(bounded, notes, chunk_size, max_line_bytes, max_bytes, size_at_open)
             size_now = _regular_file_size(stream)
             if size_at_open is not None and size_now is not None and size_now > size_at_open:
                 notes.note(f"{notes.name}: the file grew while it was read; read the {size_at_open} "
@@ -203,7 +203,7 @@ class _Notes:
 
 
 def _iter_stream(stream: BinaryIO, notes: _Notes, chunk_size: int, max_line_bytes: int,
-                 max_bytes: int | None) -> Iterator[tuple[bytes, int]]:
+                 max_bytes: int | None, size: int | None = None) -> Iterator[tuple[bytes, int]]:
     name = notes.name
     try:
         head = stream.read(6)
@@ -231,7 +231,9 @@ def _iter_stream(stream: BinaryIO, notes: _Notes, chunk_size: int, max_line_byte
     line_limit = max(chunk_size, max_line_bytes)
     # One buffer, reused: the kernel (or decompressor) writes into it and each chunk costs one copy
     # into its own bytes object. The unfinished last line moves to the front for the next chunk.
-    buffer = bytearray(chunk_size)
+    # It starts no larger than the file needs (thousands of small rotations must not each zero a
+    # whole chunk) and grows to chunk_size as data comes.
+    buffer = bytearray(min(chunk_size, size + 1 if size is not None and not compression else _DECOMPRESSED_BLOCK))
     view = memoryview(buffer)
     filled = 0
     first_line = 1
@@ -274,13 +276,14 @@ def _iter_stream(stream: BinaryIO, notes: _Notes, chunk_size: int, max_line_byte
         if filled < len(buffer):
             continue
         cut = buffer.rfind(b"\n", 0, filled) + 1
+        # Grow to a whole chunk first; past that, only for one line longer than the buffer, which
+        # keeps growing until the line ends or reaches the line limit.
+        if len(buffer) < chunk_size or (not cut and len(buffer) < line_limit):
+            view.release()
+            buffer.extend(bytes(min(len(buffer), (chunk_size if cut else line_limit) - len(buffer))))
+            view = memoryview(buffer)
+            continue
         if not cut:
-            if len(buffer) < line_limit:
-                # One line longer than the buffer: grow it and keep reading until the line ends.
-                view.release()
-                buffer.extend(bytes(min(len(buffer), line_limit - len(buffer))))
-                view = memoryview(buffer)
-                continue
             notes.note(f"{name}:{first_line}: line of at least {line_limit} bytes; kept its first "
                        f"{line_limit} bytes (longer lines are cut the same way)", "long line")
             chunk = bytes(view[:filled]) + b"\n"
