@@ -65,6 +65,9 @@ NESTED_ARCHIVE_SUFFIXES = (
 MAX_METADATA_BYTES = 1 << 20
 MAX_STORED_WARNINGS = 200
 _COPY_CHUNK = 1 << 20
+# Member data is read in smaller pieces: a decompressor that meets damage drops what it decoded in
+# the current read, so this bounds what a member cut short by damage loses.
+_MEMBER_READ = 1 << 16
 _RAW_CHUNK = 16384
 _RECENT_BYTES = 1 << 16
 _MAX_LINK_HOPS = 40
@@ -355,6 +358,8 @@ class _Extraction:
         self.stopped = False
         # Set for the second pass: the only paths still to extract (link targets seen too early).
         self.only: set[str] | None = None
+        # The member being written, and its bytes so far: damage met now cuts it short.
+        self.in_progress: tuple[str, int] | None = None
 
     # -- selection -----------------------------------------------------------------------------
 
@@ -504,15 +509,17 @@ class _Extraction:
             return False
         self.extracted_files.add(path)
         self.log.files_extracted += 1
+        written = 0
         try:
-            remaining = budget
-            while remaining > 0:
-                chunk = read(min(_COPY_CHUNK, remaining))
+            while written < budget:
+                self.in_progress = (path, written)
+                chunk = read(min(_MEMBER_READ, budget - written))
                 if not chunk:
                     break
                 self.write_all(descriptor, chunk, path)
-                remaining -= len(chunk)
+                written += len(chunk)
                 self.log.bytes_extracted += len(chunk)
+            self.in_progress = None
         finally:
             os.close(descriptor)
         return True
@@ -744,6 +751,10 @@ def _read_members(extraction: _Extraction, tar: tarfile.TarFile, reader: _TarDat
             description = _describe_damage(exc, compression, raw)
             if members_seen == 0:
                 raise InputError(description, str(archive)) from None
+            if extraction.in_progress is not None:
+                path, kept = extraction.in_progress
+                log.warn(PartialRead(f"{archive}: member {path!r} cut short where the archive is damaged; kept its first "
+                                     f"{kept} bytes"), path)
             log.warn(PartialRead(f"{archive}: {description}; kept the {log.files_extracted} files extracted "
                                  f"before it"))
             return
