@@ -5,7 +5,6 @@ Reading goes through diagdisk.chunks.iter_chunks, the reader the analysis uses f
 
 from __future__ import annotations
 
-import builtins
 import gzip
 import os
 import random
@@ -20,6 +19,8 @@ from diagdisk import chunks, safeio
 from diagdisk.chunks import iter_chunks
 from diagdisk.errors import InputError, is_partial
 from diagdisk.safeio import decode_log_bytes, looks_like_text, safe_walk
+
+from hostile_builders import permission_denied_for
 
 
 @pytest.mark.parametrize("data, expected", [
@@ -208,17 +209,6 @@ def test_compression_is_recognised_by_content_not_name(tmp_path):
     sneaky = tmp_path / "messages.1"
     sneaky.write_bytes(gzip.compress(b"Jan  1 db1 kernel: compressed\n"))
     assert read_lines(sneaky) == [(1, "Jan  1 db1 kernel: compressed")]
-
-
-def permission_denied_for(monkeypatch, module, function_name, denied_path: Path):
-    real = getattr(module, function_name, None) or getattr(builtins, function_name)
-
-    def guarded(path, *args, **kwargs):
-        if Path(path) == denied_path:
-            raise PermissionError(13, "Permission denied", str(path))
-        return real(path, *args, **kwargs)
-
-    monkeypatch.setattr(module, function_name, guarded, raising=False)
 
 
 def test_unreadable_log_is_a_one_line_input_error(tmp_path, monkeypatch):
