@@ -323,3 +323,14 @@ def test_analysing_a_folder_changes_nothing_in_it(tmp_path):
     before = fingerprint(tree)
     report_of([tree])
     assert fingerprint(tree) == before
+
+
+def test_a_line_with_an_impossible_time_loses_only_its_time(tmp_path):
+    # This once raised out of the header detection and dropped the whole file.
+    (tmp_path / "messages").write_bytes(
+        b"2024-02-30T10:00:00+99:99 db1 kernel: sd 0:0:1:0: [sdb] tag#1 Sense Key : Medium Error [current]\n"
+        b"[Sat Feb 31 10:00:00 0000] sd 0:0:1:0: [sdb] tag#2 Sense Key : Medium Error [current]\n"
+        + MEDIUM_ERROR)
+    report = report_of([tmp_path / "messages"])
+    assert source(report, "messages")["events"] == 3
+    assert source(report, "messages")["warnings"] == []
