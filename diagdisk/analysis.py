@@ -49,6 +49,9 @@ class Analysis:
     smart: list = field(default_factory=list)
     warnings: list[str] = field(default_factory=list)
     limits: Limits = field(default_factory=Limits)
+    # An unexpected exception while reading one source becomes that source's warning, so one
+    # odd file cannot stop the analysis; strict (--debug) lets it through to show the bug.
+    strict: bool = False
 
     @property
     def complete(self) -> bool:
@@ -114,8 +117,9 @@ def parse_report_date(text: str) -> datetime | None:
     return None
 
 
-def analyze(paths: list[str], reader: LogReader | None = None, limits: Limits | None = None) -> Analysis:
-    analysis = Analysis(input=", ".join(paths), limits=limits or Limits())
+def analyze(paths: list[str], reader: LogReader | None = None, limits: Limits | None = None,
+            strict: bool = False) -> Analysis:
+    analysis = Analysis(input=", ".join(paths), limits=limits or Limits(), strict=strict)
     with contextlib.ExitStack() as stack:
         all_sources: list[Source] = []
         for path in paths:
@@ -196,6 +200,8 @@ def _read_sources(analysis: Analysis, sources: list[Source], reader: LogReader) 
         except InputError as exc:
             report.warnings.append(PartialRead(exc.one_line()))
         except (OSError, ValueError) as exc:
+            if analysis.strict:
+                raise
             report.warnings.append(PartialRead(f"{source.name}: {exc}"))
 
 

@@ -109,7 +109,7 @@ def analyze(ctx, paths, output_format, fail_on, rules_dirs, output, max_file_siz
         from .analysis import analyze as run_analysis
         from .report.build import build_report
         from .rules import evaluate_rules, load_rules
-        analysis = run_analysis(list(paths), limits=_limits(max_file_size, max_total_size))
+        analysis = run_analysis(list(paths), limits=_limits(max_file_size, max_total_size), strict=_debug(ctx))
         rules = load_rules(extra_dirs=list(rules_dirs))
         findings, verdict = evaluate_rules(rules, analysis)
         report = build_report(analysis, findings, verdict)
@@ -137,7 +137,7 @@ def events(ctx, paths, output_format, output, max_file_size, max_total_size):
         _check_output(output, paths)
         from .analysis import analyze as run_analysis
         from .eventtable import event_frame
-        analysis = run_analysis(list(paths), limits=_limits(max_file_size, max_total_size))
+        analysis = run_analysis(list(paths), limits=_limits(max_file_size, max_total_size), strict=_debug(ctx))
         frame = event_frame(analysis.events)
         if output_format == "csv":
             text = frame.to_csv(index=False)
@@ -189,6 +189,11 @@ def _write(text: str, output: str | None, inputs) -> None:
     click.echo(f"diagdisk: wrote {output}", err=True)
 
 
+def _debug(ctx) -> bool:
+    root = ctx.find_root()
+    return bool(root.obj and root.obj.get("debug"))
+
+
 def _guarded(ctx, run) -> int:
     try:
         return int(run())
@@ -199,7 +204,7 @@ def _guarded(ctx, run) -> int:
         click.echo("diagdisk: interrupted", err=True)
         return int(ExitCode.INTERRUPTED)
     except Exception as exc:  # an unexpected failure: one line, traceback only with --debug
-        if ctx.find_root().obj and ctx.find_root().obj.get("debug"):
+        if _debug(ctx):
             raise
         click.echo(f"diagdisk: internal error: {type(exc).__name__}: {exc} (rerun with --debug)", err=True)
         return int(ExitCode.BAD_INPUT)
