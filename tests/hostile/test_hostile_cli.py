@@ -263,3 +263,36 @@ def test_ctrl_c_exits_130_with_one_line_and_removes_the_extraction_folder(tmp_pa
     assert b"Traceback" not in stderr
     assert stderr.decode().strip() in ("diagdisk: interrupted", "")
     assert list(private_tmp.iterdir()) == []
+
+
+def test_ctrl_c_while_a_subcommand_loads_exits_130_not_click_abort(monkeypatch):
+    import importlib
+
+    real_import = importlib.import_module
+
+    def interrupted(name, *args):
+        if name == "diagdisk.rules_cli":
+            raise KeyboardInterrupt
+        return real_import(name, *args)
+
+    monkeypatch.setattr(importlib, "import_module", interrupted)
+    result = run("rules", "list")
+    assert result.exit_code == ExitCode.INTERRUPTED
+    assert result.stderr.strip() == "diagdisk: interrupted"
+
+
+def test_ctrl_c_while_the_command_line_loads_exits_130_without_a_traceback(monkeypatch, capsys):
+    from diagdisk.__main__ import run as entry_point
+
+    class InterruptedImport:
+        def find_spec(self, name, path=None, target=None):
+            if name == "diagdisk.cli":
+                raise KeyboardInterrupt
+            return None
+
+    monkeypatch.delitem(sys.modules, "diagdisk.cli")
+    monkeypatch.setattr(sys, "meta_path", [InterruptedImport(), *sys.meta_path])
+    with pytest.raises(SystemExit) as exit_info:
+        entry_point()
+    assert exit_info.value.code == ExitCode.INTERRUPTED
+    assert capsys.readouterr().err == "diagdisk: interrupted\n"
