@@ -22,6 +22,9 @@ class Limits:
     max_line_bytes: int = 1 << 20
     # Command outputs (mdstat, lsscsi, smartctl, ...) are small; a huge one is cut here.
     max_table_bytes: int = 64 << 20
+    # Events kept in memory for one analysis: millions of error lines for one disk tell no more
+    # than the first few million, and each event costs memory.
+    max_events: int = 5_000_000
 
 
 _SIZE = re.compile(r"\s*(\d+)\s*([kmgt]?)i?b?\s*", re.IGNORECASE)

@@ -15,6 +15,7 @@ from functools import cache
 from .chunks import iter_chunks
 from .events import IDENTITY_FIELDS
 from .framing import Framed, frame_line
+from .errors import PartialRead
 from .limits import Limits
 from .linegrammar import MessageParser, default_parser, grammar_specs, kernel_families
 from .prefilter import Prefilter
@@ -64,6 +65,7 @@ class LogReader:
                  limits: Limits | None = None):
         self.parser = parser or default_parser()
         self.limits = limits or Limits()
+        self.events_left = self.limits.max_events  # for all the sources this reader reads
         self.prefilter = prefilter or default_prefilter()
         self._family_order = {name: i for i, name in enumerate(self.parser.families)}
 
@@ -105,6 +107,12 @@ class LogReader:
                         self._add_context(chunk, start, end, line_no, source_name, result)
                     result.events.append(event)
             last_line_count = first_line + chunk.count(b"\n") - 1 + (0 if chunk.endswith(b"\n") else 1)
+            if len(result.events) > self.events_left:
+                result.warnings.append(PartialRead(
+                    f"{source_name}: over {self.limits.max_events} events in this analysis (the events cap, see "
+                    f"--max-events); stopped reading after line {last_line_count}"))
+                break
+        self.events_left -= len(result.events)
         result.lines = max(last_line_count, 0)
         result.events.sort(key=lambda e: e["line"])
         return result

@@ -178,6 +178,20 @@ def test_thousands_of_rotated_logs_are_all_read_in_order(tmp_path):
     assert report["complete"] is True
 
 
+def test_the_events_cap_stops_reading_with_a_warning_on_each_source_it_cuts(tmp_path):
+    logs = tmp_path / "sosreport/var/log"
+    logs.mkdir(parents=True)
+    # messages.1 is older, so it is read first and uses up the cap
+    (logs / "messages.1").write_bytes(b"".join(MEDIUM_ERROR.replace(b"tag#12", b"tag#%d" % i) for i in range(40)))
+    (logs / "messages").write_bytes(MEDIUM_ERROR * 5)
+    (logs / "kern.log").write_bytes(b"Jan  1 00:00:00 db1 systemd[1]: nothing storage here\n")
+    report = report_of([tmp_path / "sosreport"], Limits(max_events=10))
+    cut = {s["path"]: s["warnings"] for s in report["sources"] if s["warnings"]}
+    assert sorted(cut) == ["var/log/messages", "var/log/messages.1"]
+    assert all("over 10 events in this analysis (the events cap" in w[0] and is_partial(w[0]) for w in cut.values())
+    assert report["complete"] is False
+
+
 # -- inputs that are not what they claim -------------------------------------------------------------
 
 
