@@ -128,6 +128,8 @@ def analyze(paths: list[str], reader: LogReader | None = None, limits: Limits | 
                              file_warnings=opened.file_warnings)
             _check_found(opened, found, path, single_input=len(paths) == 1)
             analysis.warnings.extend(_input_warnings(opened, found))
+            if not found:
+                analysis.warnings.append(f"{path}: holds no log, sosreport or command output diagdisk can read")
             all_sources.extend(found)
         _read_metadata(analysis, all_sources)
         _read_sources(analysis, all_sources, reader or LogReader(limits=analysis.limits))

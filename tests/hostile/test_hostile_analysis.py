@@ -223,6 +223,14 @@ def test_a_folder_with_nothing_readable_is_bad_input(tmp_path):
         analyze([str(tmp_path / "photos")])
 
 
+def test_among_several_inputs_one_with_nothing_readable_is_a_warning(tmp_path):
+    (tmp_path / "cat.jpg").write_bytes(random.Random(1).randbytes(5000))
+    (tmp_path / "messages").write_bytes(MEDIUM_ERROR)
+    report = report_of([tmp_path / "cat.jpg", tmp_path / "messages"])
+    assert report["warnings"] == [f"{tmp_path / 'cat.jpg'}: holds no log, sosreport or command output diagdisk can read"]
+    assert source(report, "messages")["events"] == 1
+
+
 def test_a_zip_or_zstd_file_is_refused_with_the_reason(tmp_path):
     (tmp_path / "logs.zip").write_bytes(b"PK\x03\x04" + bytes(60))
     with pytest.raises(InputError, match="a zip archive"):
