@@ -16,7 +16,7 @@ from .clock import resolve_times
 from .enrich import enrich_event
 from .errors import InputError, PartialRead, is_partial
 from .framing import MONTHS
-from .inputs import OpenedInput, open_input
+from .inputs import STDIN_NAME, OpenedInput, open_input
 from .limits import Limits
 from .logread import LogReader
 from .safeio import read_text_capped
@@ -78,6 +78,9 @@ def discover(root: Path, files: list[tuple[Path, str]], multiple: bool,
 
 def _check_found(opened: OpenedInput, found: list[Source], path: str, single_input: bool) -> None:
     """An input alone that yields nothing readable is bad input, not a healthy system."""
+    path = STDIN_NAME if path == "-" else path
+    if single_input and opened.kind == "file" and _is_empty(opened.files[0][0]):
+        raise InputError("empty file; nothing to analyze", path)
     if found or not single_input:
         return
     if opened.nested_archives:
@@ -89,6 +92,13 @@ def _check_found(opened: OpenedInput, found: list[Source], path: str, single_inp
         raise InputError(f"holds nothing diagdisk can read; the first of {len(opened.warnings)} warnings: "
                          f"{opened.warnings[0]}", path)
     raise InputError("holds no log, sosreport or command output diagdisk can read", path)
+
+
+def _is_empty(path: Path) -> bool:
+    try:
+        return path.stat().st_size == 0
+    except OSError:
+        return False
 
 
 def _input_warnings(opened: OpenedInput, found: list[Source]) -> list[str]:

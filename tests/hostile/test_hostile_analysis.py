@@ -147,10 +147,18 @@ def test_a_binary_file_named_messages_is_skipped_with_a_warning(tmp_path):
 
 
 def test_an_empty_log_is_noted_and_the_analysis_stays_complete(tmp_path):
-    (tmp_path / "messages").write_bytes(b"")
-    report = report_of([tmp_path / "messages"])
-    assert source(report, "messages")["warnings"] == ["messages: empty file; nothing to read"]
+    (tmp_path / "var/log").mkdir(parents=True)
+    (tmp_path / "var/log/messages").write_bytes(b"")
+    (tmp_path / "var/log/messages.1").write_bytes(MEDIUM_ERROR)
+    report = report_of([tmp_path])
+    assert source(report, "var/log/messages")["warnings"] == ["var/log/messages: empty file; nothing to read"]
     assert report["complete"] is True
+
+
+def test_an_empty_file_alone_is_bad_input_not_a_healthy_system(tmp_path):
+    (tmp_path / "messages").write_bytes(b"")
+    with pytest.raises(InputError, match="empty file; nothing to analyze"):
+        analyze([str(tmp_path / "messages")])
 
 
 def test_every_warning_reaches_the_text_and_html_reports(tmp_path, scratch):

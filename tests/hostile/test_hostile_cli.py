@@ -204,6 +204,9 @@ def test_a_tarball_on_stdin_is_opened_as_an_archive_and_capped(tmp_path, scratch
     whole = run("analyze", "-", "--format", "json", stdin=data)
     assert whole.exit_code == ExitCode.OK
     assert '"path": "var/log/messages"' in whole.stdout
+    empty = run("analyze", "-", stdin=b"")
+    assert empty.exit_code == ExitCode.BAD_INPUT
+    assert one_line_error(empty) == "diagdisk: error: <stdin>: empty file; nothing to analyze"
     capped = run("analyze", "-", "--max-total-size", "100", stdin=b"x" * 1000)
     assert capped.exit_code == ExitCode.PARTIAL
     assert "<stdin>: read its first 100 bytes, the total cap" in capped.stdout
