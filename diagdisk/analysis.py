@@ -6,25 +6,22 @@ Each step is a module of its own; this one only wires them in the one direction 
 from __future__ import annotations
 
 import contextlib
-import os
 import re
-import shutil
-import sys
-import tempfile
 from dataclasses import dataclass, field
 from datetime import datetime, timezone
 from pathlib import Path
 
 from . import inventory
-from .archive import ArchiveLog, is_archive, open_sosreport_archive
 from .clock import resolve_times
 from .enrich import enrich_event
-from .errors import InputError
+from .errors import InputError, PartialRead, is_partial
 from .events import NON_EVENT_KINDS
 from .framing import MONTHS
+from .inputs import STDIN_NAME, OpenedInput, open_input
+from .limits import Limits
 from .logread import MAX_UNPARSED_SAMPLES, LogReader
 from .mdlog import apply_md_events
-from .safeio import safe_walk
+from .safeio import read_text_capped
 from .sources import EXPECTED_SOURCES, Source, classify_in_tree, is_sosreport_root, sniff_format
 from .stitch import stitch
 from .topology import Topology
@@ -53,54 +50,21 @@ class Analysis:
     topology: Topology = field(default_factory=Topology)
     smart: list = field(default_factory=list)
     warnings: list[str] = field(default_factory=list)
+    limits: Limits = field(default_factory=Limits)
+    # An unexpected exception while reading one source becomes that source's warning, so one
+    # odd file cannot stop the analysis; strict (--debug) lets it through to show the bug.
+    strict: bool = False
+
+    @property
+    def complete(self) -> bool:
+        """False when part of the input the analysis wanted was not read (see the warnings)."""
+        return not any(is_partial(w) for w in self.warnings) and not any(
+            is_partial(w) for source in self.sources for w in source.warnings)
 
 
-@contextlib.contextmanager
-def opened_input(path: str):
-    """Yield (root folder, list of (file, display name)) for any accepted input; clean up after."""
-    if path == "-":
-        tmp = tempfile.mkdtemp(prefix="diagdisk-")
-        try:
-            target = Path(tmp) / "stdin"
-            with open(target, "wb") as handle:
-                shutil.copyfileobj(sys.stdin.buffer, handle)
-            yield Path(tmp), [(target, "<stdin>")], []
-        finally:
-            shutil.rmtree(tmp, ignore_errors=True)
-        return
-    p = Path(path)
-    if not p.exists():
-        raise InputError("no such file or directory", path)
-    if p.is_dir():
-        warnings: list[str] = []
-        files = [(f, f.relative_to(p).as_posix()) for f in safe_walk(p, warnings)]
-        yield p, files, warnings
-        return
-    if is_archive(p) and _is_tar(p):
-        log = ArchiveLog()
-        with open_sosreport_archive(p, wanted=_wanted_member, log=log) as root:
-            files = [(f, f.relative_to(root).as_posix()) for f in safe_walk(root, log.warnings)]
-            yield root, files, log.warnings
-        return
-    yield p.parent, [(p, p.name)], []
-
-
-def _is_tar(path: Path) -> bool:
-    """A compressed single log is not an archive to extract."""
-    import tarfile
-    try:
-        with tarfile.open(path, "r:*") as archive:
-            archive.next()
-        return True
-    except (tarfile.TarError, OSError, EOFError, ValueError):
-        return False
-
-
-def _wanted_member(relative: str) -> bool:
-    return classify_in_tree(relative) is not None
-
-
-def discover(root: Path, files: list[tuple[Path, str]], multiple: bool) -> list[Source]:
+def discover(root: Path, files: list[tuple[Path, str]], multiple: bool,
+             file_warnings: dict[str, list[str]] | None = None) -> list[Source]:
+    """The sources among ``files``; each carries the warnings found about it before reading."""
     sosreport = is_sosreport_root(root) and len(files) > 1
     sources = []
     for path, name in files:
@@ -109,39 +73,78 @@ def discover(root: Path, files: list[tuple[Path, str]], multiple: bool) -> list[
             fmt = sniff_format(path)
         if fmt is None:
             continue
-        sources.append(Source(path=path, name=name, format=fmt))
+        sources.append(Source(path=path, name=name, format=fmt, warnings=list((file_warnings or {}).get(name, []))))
     sources.sort(key=lambda s: (s.format, s.rotation_key))
     return sources
+
+
+def _check_found(opened: OpenedInput, found: list[Source], path: str, single_input: bool) -> None:
+    """An input alone that yields nothing readable is bad input, not a healthy system."""
+    path = STDIN_NAME if path == "-" else path
+    if single_input and opened.kind == "file" and _is_empty(opened.files[0][0]):
+        raise InputError("empty file; nothing to analyze", path)
+    if found or not single_input:
+        return
+    if opened.nested_archives:
+        raise InputError(f"holds no sosreport of its own, only the nested archive(s) "
+                         f"{', '.join(opened.nested_archives[:3])}; extract one and analyze it", path)
+    if opened.kind == "file":
+        raise InputError("not a log, sosreport or command output diagdisk can read", path)
+    if opened.warnings:
+        raise InputError(f"holds nothing diagdisk can read; the first of {len(opened.warnings)} warnings: "
+                         f"{opened.warnings[0]}", path)
+    raise InputError("holds no log, sosreport or command output diagdisk can read", path)
+
+
+def _is_empty(path: Path) -> bool:
+    try:
+        return path.stat().st_size == 0
+    except OSError:
+        return False
+
+
+def _input_warnings(opened: OpenedInput, found: list[Source]) -> list[str]:
+    """The input's own warnings, plus those about single files that did not become sources."""
+    names = {source.name for source in found}
+    orphans = [w for name, warnings in opened.file_warnings.items() if name not in names for w in warnings]
+    return opened.warnings + orphans
 
 
 _DATE_RE = re.compile(r"(?:\w{3} )?(\w{3}) +(\d{1,2}) (\d\d):(\d\d):(\d\d) (?:\S+ )?(\d{4})")
 
 
 def parse_report_date(text: str) -> datetime | None:
+    """The date a `date` output names; None when it names none, or an impossible one."""
     text = text.strip()
-    m = _DATE_RE.search(text)
-    if m and m.group(1) in MONTHS:
-        return datetime(int(m.group(6)), MONTHS[m.group(1)], int(m.group(2)),
-                        int(m.group(3)), int(m.group(4)), int(m.group(5)))
-    m = re.search(r"(\d{4})-(\d\d)-(\d\d)[T ](\d\d):(\d\d):(\d\d)", text)
-    if m:
-        return datetime(*map(int, m.groups()))
+    try:
+        m = _DATE_RE.search(text)
+        if m and m.group(1) in MONTHS:
+            return datetime(int(m.group(6)), MONTHS[m.group(1)], int(m.group(2)),
+                            int(m.group(3)), int(m.group(4)), int(m.group(5)))
+        m = re.search(r"(\d{4})-(\d\d)-(\d\d)[T ](\d\d):(\d\d):(\d\d)", text)
+        if m:
+            return datetime(*map(int, m.groups()))
+    except ValueError:  # 'Feb 31', year 0000, hour 99
+        return None
     return None
 
 
-def analyze(paths: list[str], reader: LogReader | None = None) -> Analysis:
-    analysis = Analysis(input=", ".join(paths))
+def analyze(paths: list[str], reader: LogReader | None = None, limits: Limits | None = None,
+            strict: bool = False) -> Analysis:
+    analysis = Analysis(input=", ".join(paths), limits=limits or Limits(), strict=strict)
     with contextlib.ExitStack() as stack:
         all_sources: list[Source] = []
         for path in paths:
-            root, files, warnings = stack.enter_context(opened_input(path))
-            analysis.warnings.extend(warnings)
-            found = discover(root, files, multiple=len(paths) > 1 or len(files) == 1)
-            if not found and len(paths) == 1 and len(files) <= 1:
-                raise InputError("not a log, sosreport or command output diagdisk can read", path)
+            opened = stack.enter_context(open_input(path, analysis.limits))
+            found = discover(opened.root, opened.files, multiple=len(paths) > 1 or len(opened.files) == 1,
+                             file_warnings=opened.file_warnings)
+            _check_found(opened, found, path, single_input=len(paths) == 1)
+            analysis.warnings.extend(_input_warnings(opened, found))
+            if not found:
+                analysis.warnings.append(f"{path}: holds no log, sosreport or command output diagdisk can read")
             all_sources.extend(found)
         _read_metadata(analysis, all_sources)
-        _read_sources(analysis, all_sources, reader or LogReader())
+        _read_sources(analysis, all_sources, reader or LogReader(limits=analysis.limits))
     formats = {s.format for s in all_sources}
     analysis.missing_sources = [desc for fmt, desc in EXPECTED_SOURCES.items() if fmt not in formats]
     _build_topology(analysis)
@@ -151,9 +154,9 @@ def analyze(paths: list[str], reader: LogReader | None = None) -> Analysis:
 def _read_metadata(analysis: Analysis, sources: list[Source]) -> None:
     for source in sources:
         try:
-            text = source.path.read_text(errors="replace")[:4096] if source.format in (
+            text = read_text_capped(source.path, source.name, 4096) if source.format in (
                 "date", "hostname", "uname") else None
-        except OSError:
+        except InputError:
             continue
         if source.format == "date" and text and analysis.report_date is None:
             analysis.report_date = parse_report_date(text)
@@ -164,15 +167,25 @@ def _read_metadata(analysis: Analysis, sources: list[Source]) -> None:
             analysis.kernel = parts[2] if len(parts) > 2 else None
             analysis.hostname = analysis.hostname or (parts[1] if len(parts) > 1 else None)
     if analysis.report_date is None:
-        mtimes = [s.path.stat().st_mtime for s in sources if s.format == "log" and s.path.exists()]
-        if mtimes:
-            analysis.report_date = datetime.fromtimestamp(max(mtimes), timezone.utc).replace(tzinfo=None)
+        analysis.report_date = _latest_log_mtime(sources)
+
+
+def _latest_log_mtime(sources: list[Source]) -> datetime | None:
+    mtimes = []
+    for source in sources:
+        if source.format == "log":
+            with contextlib.suppress(OSError):
+                mtimes.append(source.path.stat().st_mtime)
+    try:
+        return datetime.fromtimestamp(max(mtimes), timezone.utc).replace(tzinfo=None) if mtimes else None
+    except (OverflowError, OSError, ValueError):  # an archive member may carry any mtime at all
+        return None
 
 
 def _read_sources(analysis: Analysis, sources: list[Source], reader: LogReader) -> None:
     from .smart import parse_smartctl_json, parse_smartctl_text
     for source in sources:
-        report = SourceReport(name=source.name, format=source.format)
+        report = SourceReport(name=source.name, format=source.format, warnings=list(source.warnings))
         analysis.sources.append(report)
         try:
             if source.format == "log":
@@ -188,22 +201,28 @@ def _read_sources(analysis: Analysis, sources: list[Source], reader: LogReader) 
                     report.format = result.header_style
                 analysis.events.extend(events)
             elif source.format in _TABLE_PARSERS:
-                text = source.path.read_text(errors="replace")
+                text = _read_table(source, analysis, report)
                 report.lines = text.count("\n")
                 unparsed = _TABLE_PARSERS[source.format](analysis, text, source.name)
                 report.unparsed_candidates = len(unparsed)
                 report.unparsed_samples = unparsed[:MAX_UNPARSED_SAMPLES]
             elif source.format == "smartctl_json":
-                smart = parse_smartctl_json(source.path.read_text(errors="replace"), source.name)
+                smart = parse_smartctl_json(_read_table(source, analysis, report), source.name)
                 analysis.smart.append(smart)
             elif source.format == "smartctl_text":
-                text = source.path.read_text(errors="replace")
+                text = _read_table(source, analysis, report)
                 report.lines = text.count("\n")
                 analysis.smart.append(parse_smartctl_text(text, source.name))
         except InputError as exc:
-            report.warnings.append(exc.one_line())
+            report.warnings.append(PartialRead(exc.one_line()))
         except (OSError, ValueError) as exc:
-            report.warnings.append(f"{source.name}: {exc}")
+            if analysis.strict:
+                raise
+            report.warnings.append(PartialRead(f"{source.name}: {exc}"))
+
+
+def _read_table(source: Source, analysis: Analysis, report: SourceReport) -> str:
+    return read_text_capped(source.path, source.name, analysis.limits.max_table_bytes, report.warnings)
 
 
 # Each table parser adds what it read to the analysis and returns the lines its grammar did not

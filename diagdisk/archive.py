@@ -14,6 +14,8 @@ A sosreport may come from anyone, so the archive is read as a stream and nothing
   sparse maps) is size-checked first;
 * a corrupt or truncated archive keeps what was extracted before the damage, with a warning that
   says where; an archive with nothing readable raises :class:`InputError`;
+* warnings that mean wanted data was lost (damage, caps) are :class:`PartialRead` strings, and a
+  warning about one extracted file is also filed under that file's path;
 * everything lands in a private ``tempfile.mkdtemp(prefix="diagdisk-")`` folder (mode 0700) that is
   removed when the ``with`` block ends, whether by success, error or Ctrl-C.
 
@@ -41,7 +43,8 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import IO
 
-from diagdisk.errors import DiagdiskError, InputError
+from diagdisk.errors import DiagdiskError, InputError, PartialRead
+from diagdisk.limits import Limits
 from diagdisk.safeio import describe_os_error
 
 _MAGIC_PREFIXES = {
@@ -62,6 +65,9 @@ NESTED_ARCHIVE_SUFFIXES = (
 MAX_METADATA_BYTES = 1 << 20
 MAX_STORED_WARNINGS = 200
 _COPY_CHUNK = 1 << 20
+# Member data is read in smaller pieces: a decompressor that meets damage drops what it decoded in
+# the current read, so this bounds what a member cut short by damage loses.
+_MEMBER_READ = 1 << 16
 _RAW_CHUNK = 16384
 _RECENT_BYTES = 1 << 16
 _MAX_LINK_HOPS = 40
@@ -87,11 +93,48 @@ def _compression_of(head: bytes) -> str | None:
     return None
 
 
+TAR_NAME_SUFFIXES = (".tar", ".tar.gz", ".tgz", ".tar.xz", ".txz", ".tar.bz2", ".tbz2", ".tbz")
+
+
 def is_archive(path: str | os.PathLike[str]) -> bool:
     """True when ``path`` starts like a tar archive (gzip, xz, bzip2 or plain ustar), judged by its
     magic bytes and never by its name. A folder is not an archive. An unreadable file raises
     InputError. A gzip'ed single log also answers True: only opening it tells it is not a tar."""
     return _compression_of(_sniff(Path(path))) is not None
+
+
+def holds_tar(path: str | os.PathLike[str]) -> bool:
+    """True when ``path`` holds a tar archive (plain or compressed), judged by content: the first
+    header block after decompression carries the ustar signature. Reads at most one block of
+    decompressed data, so neither a bomb nor a damaged stream costs anything here; a stream too
+    damaged to give one block answers False. An unreadable file raises InputError."""
+    path = Path(path)
+    compression = _compression_of(_sniff(path))
+    if compression is None:
+        return False
+    if compression == "tar":
+        return True
+    try:
+        with open(path, "rb") as handle, _DECOMPRESSORS[compression](handle) as stream:
+            block = stream.read(tarfile.BLOCKSIZE)
+    except (EOFError, lzma.LZMAError, zlib.error, OSError) as exc:
+        if isinstance(exc, PermissionError):
+            raise InputError(describe_os_error(exc), str(path)) from None
+        return False
+    return _compression_of(block) == "tar"
+
+
+def named_like_tar(path: str | os.PathLike[str]) -> bool:
+    return Path(path).name.lower().endswith(TAR_NAME_SUFFIXES)
+
+
+def unsupported_format(path: str | os.PathLike[str]) -> str | None:
+    """Why a file in a format diagdisk recognises but cannot read (zip, zstd) is refused, or None."""
+    head = _sniff(Path(path))
+    for prefix, reason in _UNSUPPORTED_MAGIC.items():
+        if head.startswith(prefix):
+            return reason
+    return None
 
 
 @dataclass
@@ -100,12 +143,17 @@ class ArchiveLog:
 
     ``warnings`` are one-line strings naming the member and what is wrong (at most
     ``MAX_STORED_WARNINGS``; the rest are counted in ``suppressed_warnings`` and summarised by the
-    last warning). ``symlinks`` maps every symbolic link seen, relative to the yielded root, to its
+    last warning); those that mean wanted data was lost are :class:`PartialRead`, and ``partial``
+    is True once any such warning was given, stored or not. ``member_warnings`` files the warnings
+    about one extracted file under its path relative to the yielded root (they are in ``warnings``
+    too). ``symlinks`` maps every symbolic link seen, relative to the yielded root, to its
     target as stored, so later steps can follow /sys links (they reveal H:C:T:L) without the
     filesystem ever holding a link. ``nested_archives`` lists member paths that are archives.
     """
 
     warnings: list[str] = field(default_factory=list)
+    member_warnings: dict[str, list[str]] = field(default_factory=dict)
+    partial: bool = False
     symlinks: dict[str, str] = field(default_factory=dict)
     nested_archives: list[str] = field(default_factory=list)
     members_seen: int = 0
@@ -113,11 +161,18 @@ class ArchiveLog:
     bytes_extracted: int = 0
     suppressed_warnings: int = 0
 
-    def warn(self, message: str) -> None:
+    def warn(self, message: str, member: str | None = None) -> None:
+        """Record ``message``; ``member`` (its path in the archive) when it concerns one file."""
+        self.partial = self.partial or isinstance(message, PartialRead)
         if len(self.warnings) < MAX_STORED_WARNINGS:
             self.warnings.append(message)
+            if member is not None:
+                self._by_member.append((member, message))
         else:
             self.suppressed_warnings += 1
+
+    def __post_init__(self) -> None:
+        self._by_member: list[tuple[str, str]] = []
 
 
 class _UnsafeMetadata(Exception):
@@ -303,6 +358,8 @@ class _Extraction:
         self.stopped = False
         # Set for the second pass: the only paths still to extract (link targets seen too early).
         self.only: set[str] | None = None
+        # The member being written, and its bytes so far: damage met now cuts it short.
+        self.in_progress: tuple[str, int] | None = None
 
     # -- selection -----------------------------------------------------------------------------
 
@@ -409,12 +466,14 @@ class _Extraction:
         remaining_total = self.max_total_bytes - self.log.bytes_extracted
         budget = min(declared, self.max_member_bytes, remaining_total)
         if declared > remaining_total:
-            self.log.warn(f"{self.archive}: total extraction cap of {self.max_total_bytes} bytes reached at "
-                          f"{path!r}; kept its first {max(budget, 0)} bytes and stopped extracting")
+            self.log.warn(PartialRead(f"{self.archive}: total extraction cap of {self.max_total_bytes} bytes "
+                                      f"reached at {path!r}; kept its first {max(budget, 0)} bytes and stopped "
+                                      f"extracting (see --max-total-size)"), path)
             self.stopped = True
         elif declared > self.max_member_bytes:
-            self.log.warn(f"{self.archive}: member {path!r} declares {declared} bytes, over the per-file cap "
-                          f"of {self.max_member_bytes}; kept the first {budget} bytes")
+            self.log.warn(PartialRead(f"{self.archive}: member {path!r} declares {declared} bytes, over the "
+                                      f"per-file cap of {self.max_member_bytes}; kept the first {budget} bytes "
+                                      f"(see --max-file-size)"), path)
         return max(budget, 0)
 
     def open_output(self, path: str) -> int | None:
@@ -423,13 +482,13 @@ class _Extraction:
             return None
         target = self.destination / path
         if path in self.extracted_files:
-            self.log.warn(f"{self.archive}: member {path!r} appears twice; keeping the later copy")
+            self.log.warn(f"{self.archive}: member {path!r} appears twice; keeping the later copy", path)
         try:
             # O_NOFOLLOW: nothing in the folder should be a link, and this keeps it that way.
             return os.open(target, os.O_WRONLY | os.O_CREAT | os.O_TRUNC | os.O_NOFOLLOW | os.O_CLOEXEC, 0o600)
         except OSError as exc:
             self.fail_on_full_disk(exc)
-            self.log.warn(f"{self.archive}: member {path!r} not extracted: {describe_os_error(exc)}")
+            self.log.warn(PartialRead(f"{self.archive}: member {path!r} not extracted: {describe_os_error(exc)}"))
             return None
 
     def extract_file(self, tar: tarfile.TarFile, member: tarfile.TarInfo, path: str) -> None:
@@ -450,15 +509,17 @@ class _Extraction:
             return False
         self.extracted_files.add(path)
         self.log.files_extracted += 1
+        written = 0
         try:
-            remaining = budget
-            while remaining > 0:
-                chunk = read(min(_COPY_CHUNK, remaining))
+            while written < budget:
+                self.in_progress = (path, written)
+                chunk = read(min(_MEMBER_READ, budget - written))
                 if not chunk:
                     break
                 self.write_all(descriptor, chunk, path)
-                remaining -= len(chunk)
+                written += len(chunk)
                 self.log.bytes_extracted += len(chunk)
+            self.in_progress = None
         finally:
             os.close(descriptor)
         return True
@@ -542,11 +603,11 @@ def _check_end_of_archive(archive: Path, tar: tarfile.TarFile, reader: _TarDataR
         return
     if len(block) < tarfile.BLOCKSIZE:
         where = "without an end-of-archive marker" if not block else "inside a member header"
-        log.warn(f"{archive}: tar data truncated at byte {tar.offset} ({where}); "
-                 f"kept the {log.files_extracted} files extracted before it")
+        log.warn(PartialRead(f"{archive}: tar data truncated at byte {tar.offset} ({where}); "
+                             f"kept the {log.files_extracted} files extracted before it"))
     elif block.count(0) != len(block):
-        log.warn(f"{archive}: tar data damaged at byte {tar.offset} (invalid member header); "
-                 f"kept the {log.files_extracted} files extracted before it, the rest is unreadable")
+        log.warn(PartialRead(f"{archive}: tar data damaged at byte {tar.offset} (invalid member header); "
+                             f"kept the {log.files_extracted} files extracted before it, the rest is unreadable"))
 
 
 @contextmanager
@@ -554,11 +615,12 @@ def open_sosreport_archive(
     path: str | os.PathLike[str],
     *,
     wanted: Callable[[str], bool] | None = None,
-    max_total_bytes: int = 8 << 30,
-    max_member_bytes: int = 4 << 30,
+    max_total_bytes: int = Limits.max_total_bytes,
+    max_member_bytes: int = Limits.max_file_bytes,
     max_members: int = 200_000,
     max_stream_bytes: int = 64 << 30,
     log: ArchiveLog | None = None,
+    name: str | None = None,
 ) -> Iterator[Path]:
     """Extract what is ``wanted`` from a sosreport tarball and yield its root folder.
 
@@ -571,21 +633,25 @@ def open_sosreport_archive(
     (warning), ``max_members`` stops reading after that many members (warning), and
     ``max_stream_bytes`` bounds the decompressed bytes read, wanted or not (warning).
 
-    Raises InputError (with the archive path) when the file cannot be read, is not a tar archive,
+    ``name`` is how warnings and errors name the archive (default: its path; a copy of stdin is
+    better called "<stdin>").
+
+    Raises InputError (with the archive's name) when the file cannot be read, is not a tar archive,
     or is damaged before any member could be read. Damage later is a warning in ``log``.
     """
     archive = Path(path)
+    label = Path(name) if name else archive
     log = log if log is not None else ArchiveLog()
     head = _sniff(archive)
     if archive.is_dir():
-        raise InputError("is a folder, not an archive", str(archive))
+        raise InputError("is a folder, not an archive", str(label))
     compression = _compression_of(head)
     if compression is None:
-        raise InputError(_not_an_archive_reason(head), str(archive))
+        raise InputError(_not_an_archive_reason(head), str(label))
     destination = Path(tempfile.mkdtemp(prefix="diagdisk-"))
     try:
         os.chmod(destination, 0o700)
-        root = _extract(archive, compression, destination, wanted, log,
+        root = _extract(archive, label, compression, destination, wanted, log,
                         max_total_bytes, max_member_bytes, max_members, max_stream_bytes)
         yield root
     finally:
@@ -601,24 +667,25 @@ def _not_an_archive_reason(head: bytes) -> str:
     return "not a tar archive (no gzip, xz, bzip2 or tar signature)"
 
 
-def _extract(archive: Path, compression: str, destination: Path, wanted, log: ArchiveLog,
+def _extract(archive: Path, label: Path, compression: str, destination: Path, wanted, log: ArchiveLog,
              max_total_bytes: int, max_member_bytes: int, max_members: int, max_stream_bytes: int) -> Path:
-    extraction = _Extraction(archive, destination, wanted, log, max_total_bytes, max_member_bytes, max_members)
+    """Extract ``archive``; every message names it ``label``."""
+    extraction = _Extraction(label, destination, wanted, log, max_total_bytes, max_member_bytes, max_members)
     try:
         handle = open(archive, "rb")  # noqa: SIM115 - closed in the finally below
     except OSError as exc:
-        raise InputError(describe_os_error(exc), str(archive)) from None
+        raise InputError(describe_os_error(exc), str(label)) from None
     try:
         raw, reader = _open_tar_data(archive, compression, handle, max_stream_bytes)
         try:
             tar = tarfile.open(fileobj=reader, mode="r|", tarinfo=_GuardedTarInfo)
         except _StreamCapReached:
-            raise InputError("no tar member within the decompressed-size cap", str(archive)) from None
+            raise InputError("no tar member within the decompressed-size cap", str(label)) from None
         except _READ_FAILURES as exc:
             if isinstance(exc, tarfile.ReadError) and compression != "tar" and reader.delivered > 0:
                 raise InputError(f"not a tar archive: the {compression} data does not hold a tar archive",
-                                 str(archive)) from None
-            raise InputError(_describe_damage(exc, compression, raw), str(archive)) from None
+                                 str(label)) from None
+            raise InputError(_describe_damage(exc, compression, raw), str(label)) from None
         _read_members(extraction, tar, reader, raw, compression)
     finally:
         handle.close()
@@ -638,8 +705,11 @@ def _extract(archive: Path, compression: str, destination: Path, wanted, log: Ar
         extraction.relative_to_root(link, root): target
         for link, target in extraction.symlinks.items()
     }
+    for member, message in log._by_member:
+        log.member_warnings.setdefault(extraction.relative_to_root(member, root), []).append(message)
     if log.suppressed_warnings:
-        log.warnings.append(f"{archive}: {log.suppressed_warnings} more warnings not shown")
+        summary = f"{label}: {log.suppressed_warnings} more warnings not shown"
+        log.warnings.append(PartialRead(summary) if log.partial else summary)
     return root
 
 
@@ -664,7 +734,7 @@ def _read_members(extraction: _Extraction, tar: tarfile.TarFile, reader: _TarDat
                 log.members_seen = members_seen
             if members_seen > extraction.max_members:
                 if not quiet:
-                    log.warn(f"{archive}: more than {extraction.max_members} members; stopped reading")
+                    log.warn(PartialRead(f"{archive}: more than {extraction.max_members} members; stopped reading"))
                 return
             extraction.handle(tar, member)
             if extraction.stopped:
@@ -672,8 +742,8 @@ def _read_members(extraction: _Extraction, tar: tarfile.TarFile, reader: _TarDat
         except _StreamCapReached:
             if quiet:
                 return
-            log.warn(f"{archive}: stopped after {reader.delivered} bytes of decompressed data (the cap); "
-                     f"later members were not read")
+            log.warn(PartialRead(f"{archive}: stopped after {reader.delivered} bytes of decompressed data (the "
+                                 f"cap); later members were not read"))
             return
         except _READ_FAILURES as exc:
             if quiet:
@@ -681,7 +751,12 @@ def _read_members(extraction: _Extraction, tar: tarfile.TarFile, reader: _TarDat
             description = _describe_damage(exc, compression, raw)
             if members_seen == 0:
                 raise InputError(description, str(archive)) from None
-            log.warn(f"{archive}: {description}; kept the {log.files_extracted} files extracted before it")
+            if extraction.in_progress is not None:
+                path, kept = extraction.in_progress
+                log.warn(PartialRead(f"{archive}: member {path!r} cut short where the archive is damaged; kept its first "
+                                     f"{kept} bytes"), path)
+            log.warn(PartialRead(f"{archive}: {description}; kept the {log.files_extracted} files extracted "
+                                 f"before it"))
             return
 
 

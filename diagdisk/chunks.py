@@ -20,6 +20,19 @@ further is treated the same way. A path that cannot be opened at all is an Input
 
 Lines are split on b"\\n" only. CRLF text keeps its b"\\r" at the end of each line: the consumer
 strips it (`line.rstrip(b"\\r")`), which keeps offsets here equal to offsets in the file.
+
+The input is untrusted, so reading is bounded (each bound leaves a warning naming the file):
+
+* a line longer than both `chunk_size` and `max_line_bytes` keeps only its first bytes, so a
+  200 MB single line costs no more memory than a chunk;
+* at most `max_bytes` bytes of (decompressed) text are read from one file;
+* a regular file is read up to the size it had when it was opened, so a file still being
+  written cannot keep the reader busy forever;
+* data that looks binary (a journal file or an image named `messages`) is skipped;
+* bytes that are not UTF-8 and NUL bytes are noted once per file (the decoder reads the former as
+  Latin-1 and drops the latter).
+
+Warnings that mean text was not read are `PartialRead` strings; the others are notes.
 """
 
 from __future__ import annotations
@@ -28,11 +41,14 @@ import bz2
 import gzip
 import lzma
 import os
+import stat
 import zlib
 from collections.abc import Iterator
 from typing import BinaryIO
 
-from diagdisk.errors import InputError
+from diagdisk.errors import InputError, PartialRead
+from diagdisk.limits import Limits
+from diagdisk.safeio import TEXT_SNIFF_BYTES, looks_like_text
 
 DEFAULT_CHUNK_SIZE = 16 << 20
 # Compressed readers are asked for modest blocks so that a corrupt stream loses little decoded text.
@@ -78,6 +94,29 @@ class _Prepended:
         return self._stream.readinto(buffer) or 0
 
 
+class _UpTo:
+    """A regular file read no further than the size it had when it was opened."""
+
+    def __init__(self, stream: BinaryIO, size: int):
+        self._stream = stream
+        self.remaining = size
+
+    def read(self, size: int = -1) -> bytes:
+        if size is None or size < 0 or size > self.remaining:
+            size = self.remaining
+        data = self._stream.read(size) if size else b""
+        self.remaining -= len(data)
+        return data
+
+    def readinto(self, buffer: memoryview) -> int:
+        if not self.remaining:
+            return 0
+        with memoryview(buffer) as view:
+            count = self._stream.readinto(view[: self.remaining]) or 0
+        self.remaining -= count
+        return count
+
+
 def _open_decompressed(stream: BinaryIO, compression: str | None) -> BinaryIO:
     if compression == "gzip":
         return gzip.GzipFile(fileobj=stream, mode="rb")
@@ -92,23 +131,80 @@ def iter_chunks(
     source: str | os.PathLike[str] | BinaryIO,
     chunk_size: int = DEFAULT_CHUNK_SIZE,
     warnings: list[str] | None = None,
+    *,
+    name: str | None = None,
+    max_line_bytes: int = Limits.max_line_bytes,
+    max_bytes: int | None = Limits.max_file_bytes,
 ) -> Iterator[tuple[bytes, int]]:
-    """Yield (chunk, number of its first line) over a path or a binary file object."""
+    """Yield (chunk, number of its first line) over a path or a binary file object.
+
+    `name` is how warnings name the source (default: the path, or the stream's name).
+    """
     if chunk_size < 1:
         raise ValueError("chunk_size must be at least 1")
+    notes = _Notes(name, warnings)
     if isinstance(source, (str, os.PathLike)):
-        name = os.fspath(source)
+        path = os.fspath(source)
+        notes.name = name or path
         try:
-            stream = open(name, "rb")
+            stream = open(path, "rb")
         except OSError as exc:
-            raise InputError(f"cannot open: {exc.strerror or exc}", path=name) from None
+            raise InputError(f"cannot open: {exc.strerror or exc}", path=notes.name) from None
         with stream:
-            yield from _iter_stream(stream, name, chunk_size, warnings)
+            size_at_open = _regular_file_size(stream)
+            bounded = _UpTo(stream, size_at_open) if size_at_open is not None else stream
+            yield from _iter_stream(bounded, notes, chunk_size, max_line_bytes, max_bytes, size_at_open)
+            size_now = _regular_file_size(stream)
+            if size_at_open is not None and size_now is not None and size_now > size_at_open:
+                notes.note(f"{notes.name}: the file grew while it was read; read the {size_at_open} "
+                           f"bytes it held when reading started")
     else:
-        yield from _iter_stream(source, str(getattr(source, "name", "<stream>")), chunk_size, warnings)
+        notes.name = name or str(getattr(source, "name", "<stream>"))
+        yield from _iter_stream(source, notes, chunk_size, max_line_bytes, max_bytes)
 
 
-def _iter_stream(stream: BinaryIO, name: str, chunk_size: int, warnings: list[str] | None) -> Iterator[tuple[bytes, int]]:
+def _regular_file_size(stream: BinaryIO) -> int | None:
+    try:
+        status = os.fstat(stream.fileno())
+    except (OSError, AttributeError, ValueError):
+        return None
+    return status.st_size if stat.S_ISREG(status.st_mode) else None
+
+
+class _Notes:
+    """The caller's warnings list, with each kind of note given once per file."""
+
+    def __init__(self, name: str | None, warnings: list[str] | None):
+        self.name = name or "<stream>"
+        self.warnings = warnings
+        self.given: set[str] = set()
+
+    def note(self, message: str, kind: str | None = None) -> None:
+        if self.warnings is None or (kind is not None and kind in self.given):
+            return
+        if kind is not None:
+            self.given.add(kind)
+        self.warnings.append(message)
+
+    def check_encoding(self, chunk: bytes, first_line: int) -> None:
+        """Note bytes the decoder will change: cheap (C-speed scans), and only until each is seen."""
+        if "nul" not in self.given:
+            position = chunk.find(b"\x00")
+            if position >= 0:
+                line = first_line + chunk.count(b"\n", 0, position)
+                self.note(f"{self.name}:{line}: holds NUL bytes (first on this line); they are dropped", "nul")
+        if "latin1" not in self.given and not chunk.isascii():
+            try:
+                chunk.decode("utf-8")
+            except UnicodeDecodeError as exc:
+                line = first_line + chunk.count(b"\n", 0, exc.start)
+                self.note(f"{self.name}:{line}: holds bytes that are not UTF-8 (first on this line); "
+                          f"they are read as Latin-1", "latin1")
+
+
+def _iter_stream(stream: BinaryIO, notes: _Notes, chunk_size: int, max_line_bytes: int,
+                 max_bytes: int | None, size: int | None = None) -> Iterator[tuple[bytes, int]]:
+    name = notes.name
     try:
         head = stream.read(6)
     except OSError as exc:
@@ -116,44 +212,124 @@ def _iter_stream(stream: BinaryIO, name: str, chunk_size: int, warnings: list[st
     compression = detect_compression(head)
     reader = _open_decompressed(_Prepended(head, stream), compression)
     read_size = min(chunk_size, _DECOMPRESSED_BLOCK) if compression else chunk_size
+    what = f"{compression} data is corrupt or truncated" if compression else "read failed"
 
+    try:
+        sample = _read_up_to(reader, TEXT_SNIFF_BYTES)
+    except _READ_ERRORS as exc:
+        notes.note(PartialRead(f"{name}: {what} at its start; nothing was read ({exc})"))
+        return
+    if not sample:
+        notes.note(f"{name}: empty file; nothing to read")
+        return
+    if not looks_like_text(sample):
+        notes.note(PartialRead(f"{name}: binary data, not a text log; skipped"))
+        return
+    reader = _Prepended(sample, reader)
+
+    # A line that does not fit one chunk grows the buffer up to this size, then is cut.
+    line_limit = max(chunk_size, max_line_bytes)
     # One buffer, reused: the kernel (or decompressor) writes into it and each chunk costs one copy
     # into its own bytes object. The unfinished last line moves to the front for the next chunk.
-    buffer = bytearray(chunk_size)
+    # It starts no larger than the file needs (thousands of small rotations must not each zero a
+    # whole chunk) and grows to chunk_size as data comes.
+    buffer = bytearray(min(chunk_size, size + 1 if size is not None and not compression else _DECOMPRESSED_BLOCK))
     view = memoryview(buffer)
     filled = 0
     first_line = 1
     text_bytes = 0
+    skipping = False  # inside a line cut at line_limit: drop its bytes up to its newline
     while True:
+        want = min(filled + read_size, len(buffer)) - filled
+        if max_bytes is not None and text_bytes + want > max_bytes:
+            want = max_bytes - text_bytes
+            if want <= 0:
+                yield from _stop_at_cap(reader, view, filled, first_line, notes, max_bytes, text_bytes)
+                return
         try:
-            count = reader.readinto(view[filled : min(filled + read_size, len(buffer))]) or 0
+            count = reader.readinto(view[filled : filled + want]) or 0
         except _READ_ERRORS as exc:
             cut = buffer.rfind(b"\n", 0, filled) + 1
             if cut:
+                notes.check_encoding(view[:cut].tobytes(), first_line)
                 yield bytes(view[:cut]), first_line
-            if warnings is not None:
-                what = f"{compression} data is corrupt or truncated" if compression else "read failed"
-                dropped = " and an unfinished last line was dropped" if filled > cut else ""
-                warnings.append(f"{name}: {what} after {text_bytes} bytes of text; the rest is not analysed{dropped} ({exc})")
+            dropped = " and an unfinished last line was dropped" if filled > cut else ""
+            notes.note(PartialRead(f"{name}: {what} after {text_bytes} bytes of text; the rest is not "
+                                   f"analysed{dropped} ({exc})"))
             return
         if not count:
             if filled:
-                yield bytes(view[:filled]), first_line
+                chunk = bytes(view[:filled])
+                notes.check_encoding(chunk, first_line)
+                yield chunk, first_line
             return
-        filled += count
         text_bytes += count
+        if skipping:
+            newline = buffer.find(b"\n", filled, filled + count)
+            if newline < 0:
+                continue  # all of it belongs to the line being cut
+            tail = filled + count
+            count = tail - (newline + 1)
+            buffer[filled : filled + count] = buffer[newline + 1 : tail]
+            skipping = False
+        filled += count
         if filled < len(buffer):
             continue
         cut = buffer.rfind(b"\n", 0, filled) + 1
-        if not cut:
-            # One line longer than the buffer: grow it and keep reading until the line ends.
+        # Grow to a whole chunk first; past that, only for one line longer than the buffer, which
+        # keeps growing until the line ends or reaches the line limit.
+        if len(buffer) < chunk_size or (not cut and len(buffer) < line_limit):
             view.release()
-            buffer.extend(bytes(len(buffer)))
+            buffer.extend(bytes(min(len(buffer), (chunk_size if cut else line_limit) - len(buffer))))
             view = memoryview(buffer)
+            continue
+        if not cut:
+            notes.note(f"{name}:{first_line}: line of at least {line_limit} bytes; kept its first "
+                       f"{line_limit} bytes (longer lines are cut the same way)", "long line")
+            chunk = bytes(view[:filled]) + b"\n"
+            notes.check_encoding(chunk, first_line)
+            yield chunk, first_line
+            first_line += 1
+            filled = 0
+            skipping = True
             continue
         chunk = bytes(view[:cut])
         rest = filled - cut
         buffer[:rest] = bytes(view[cut:filled])
         filled = rest
+        notes.check_encoding(chunk, first_line)
         yield chunk, first_line
         first_line += chunk.count(b"\n")
+
+
+def _read_up_to(reader, size: int) -> bytes:
+    parts = []
+    while size > 0:
+        data = reader.read(size)
+        if not data:
+            break
+        parts.append(data)
+        size -= len(data)
+    return b"".join(parts)
+
+
+def _stop_at_cap(reader, view: memoryview, filled: int, first_line: int, notes: _Notes, max_bytes: int,
+                 text_bytes: int) -> Iterator[tuple[bytes, int]]:
+    """The per-file cap is reached: pass on the complete lines read, and warn if more text follows."""
+    try:
+        more = bool(reader.read(1))
+    except _READ_ERRORS:
+        more = True
+    if not more:
+        if filled:
+            chunk = bytes(view[:filled])
+            notes.check_encoding(chunk, first_line)
+            yield chunk, first_line
+        return
+    cut = view.tobytes().rfind(b"\n", 0, filled) + 1
+    if cut:
+        chunk = bytes(view[:cut])
+        notes.check_encoding(chunk, first_line)
+        yield chunk, first_line
+    notes.note(PartialRead(f"{notes.name}: read its first {text_bytes} bytes of text, the per-file cap; "
+                           f"the rest is not analysed (see --max-file-size)"))

@@ -35,6 +35,15 @@ class LazyGroup(click.Group):
             return getattr(importlib.import_module(module), attr)
         return super().get_command(ctx, name)
 
+    def invoke(self, ctx):
+        # Ctrl-C outside a guarded command (while a subcommand is imported, say) still exits 130
+        # with one line, not click's "Aborted!" and exit 1.
+        try:
+            return super().invoke(ctx)
+        except KeyboardInterrupt:
+            click.echo("diagdisk: interrupted", err=True)
+            ctx.exit(int(ExitCode.INTERRUPTED))
+
 
 @click.group(cls=LazyGroup, context_settings={"help_option_names": ["-h", "--help"]})
 @click.version_option(__version__, prog_name="diagdisk")
@@ -55,6 +64,35 @@ def _output_options(func):
     return func
 
 
+class _Size(click.ParamType):
+    name = "SIZE"
+
+    def convert(self, value, param, ctx):
+        if isinstance(value, int):
+            return value
+        from .limits import parse_size
+        try:
+            return parse_size(value)
+        except DiagdiskError as exc:
+            self.fail(str(exc), param, ctx)
+
+
+def _limit_options(func):
+    """Caps on what is read from untrusted input; a cap that cuts something leaves a warning."""
+    func = click.option("--max-events", type=click.IntRange(min=1), default=5_000_000, show_default=True,
+                        help="Most events kept in memory; reading stops there.")(func)
+    func = click.option("--max-total-size", type=_Size(), default="8G", show_default=True,
+                        help="Most bytes extracted from one archive or read from stdin.")(func)
+    func = click.option("--max-file-size", type=_Size(), default="4G", show_default=True,
+                        help="Most bytes read from one file (an archive member, a decompressed log).")(func)
+    return func
+
+
+def _limits(max_file_size: int, max_total_size: int, max_events: int):
+    from .limits import Limits
+    return Limits(max_file_bytes=max_file_size, max_total_bytes=max_total_size, max_events=max_events)
+
+
 @main.command()
 @click.argument("paths", nargs=-1, required=True)
 @click.option("--format", "output_format", type=click.Choice(["text", "json", "html"]), default="text",
@@ -64,23 +102,29 @@ def _output_options(func):
 @click.option("--rules", "rules_dirs", multiple=True, type=click.Path(file_okay=False, exists=True),
               help="Add the rules in this folder to the built-in ones (repeatable).")
 @_output_options
+@_limit_options
 @click.pass_context
-def analyze(ctx, paths, output_format, fail_on, rules_dirs, output):
+def analyze(ctx, paths, output_format, fail_on, rules_dirs, output, max_file_size, max_total_size, max_events):
     """Analyze a sosreport, a bundle, log files or a folder of logs (`-` reads stdin)."""
     def run():
+        _check_output(output, paths)
         from .analysis import analyze as run_analysis
         from .report.build import build_report
         from .rules import evaluate_rules, load_rules
-        analysis = run_analysis(list(paths))
+        analysis = run_analysis(list(paths), limits=_limits(max_file_size, max_total_size, max_events),
+                                strict=_debug(ctx))
         rules = load_rules(extra_dirs=list(rules_dirs))
         findings, verdict = evaluate_rules(rules, analysis)
         report = build_report(analysis, findings, verdict)
         _emit(report, output_format, output, paths)
+        if not analysis.complete:
+            click.echo("diagdisk: warning: part of the input could not be read; the report's warnings say "
+                       "which", err=True)
         if fail_on:
             threshold = SEVERITIES.index(fail_on)
             if any(SEVERITIES.index(f["severity"]) >= threshold for f in findings):
                 return ExitCode.FINDINGS
-        return ExitCode.OK
+        return ExitCode.OK if analysis.complete else ExitCode.PARTIAL
     ctx.exit(_guarded(ctx, run))
 
 
@@ -88,20 +132,24 @@ def analyze(ctx, paths, output_format, fail_on, rules_dirs, output):
 @click.argument("paths", nargs=-1, required=True)
 @click.option("--format", "output_format", type=click.Choice(["csv", "jsonl"]), default="jsonl", show_default=True)
 @_output_options
+@_limit_options
 @click.pass_context
-def events(ctx, paths, output_format, output):
+def events(ctx, paths, output_format, output, max_file_size, max_total_size, max_events):
     """Every event with its source file, line, time, identity and decoded fields."""
     def run():
+        _check_output(output, paths)
         from .analysis import analyze as run_analysis
         from .eventtable import event_frame
-        analysis = run_analysis(list(paths))
+        analysis = run_analysis(list(paths), limits=_limits(max_file_size, max_total_size, max_events),
+                                strict=_debug(ctx))
         frame = event_frame(analysis.events)
         if output_format == "csv":
             text = frame.to_csv(index=False)
         else:
             text = frame.to_json(orient="records", lines=True) if len(frame) else ""
         _write(text, output, paths)
-        return ExitCode.OK
+        _echo_warnings(analysis.warnings + [w for source in analysis.sources for w in source.warnings])
+        return ExitCode.OK if analysis.complete else ExitCode.PARTIAL
     ctx.exit(_guarded(ctx, run))
 
 
@@ -118,6 +166,24 @@ def _emit(report: dict, output_format: str, output: str | None, inputs) -> None:
     _write(text, output, inputs)
 
 
+MAX_WARNINGS_ON_STDERR = 20
+
+
+def _echo_warnings(warnings: list[str]) -> None:
+    """An event listing has no report to carry the warnings: they go to stderr."""
+    for warning in warnings[:MAX_WARNINGS_ON_STDERR]:
+        click.echo(f"diagdisk: warning: {warning}", err=True)
+    if len(warnings) > MAX_WARNINGS_ON_STDERR:
+        click.echo(f"diagdisk: warning: ... and {len(warnings) - MAX_WARNINGS_ON_STDERR} more", err=True)
+
+
+def _check_output(output: str | None, inputs) -> None:
+    """Refuse a destination that is an input before spending time on the analysis."""
+    if output not in (None, "-"):
+        from .safeio import check_not_input
+        check_not_input(output, [p for p in inputs if p != "-"])
+
+
 def _write(text: str, output: str | None, inputs) -> None:
     if output in (None, "-"):
         sys.stdout.write(text)
@@ -125,6 +191,11 @@ def _write(text: str, output: str | None, inputs) -> None:
     from .safeio import atomic_write
     atomic_write(output, text, refuse=[p for p in inputs if p != "-"])
     click.echo(f"diagdisk: wrote {output}", err=True)
+
+
+def _debug(ctx) -> bool:
+    root = ctx.find_root()
+    return bool(root.obj and root.obj.get("debug"))
 
 
 def _guarded(ctx, run) -> int:
@@ -137,7 +208,7 @@ def _guarded(ctx, run) -> int:
         click.echo("diagdisk: interrupted", err=True)
         return int(ExitCode.INTERRUPTED)
     except Exception as exc:  # an unexpected failure: one line, traceback only with --debug
-        if ctx.find_root().obj and ctx.find_root().obj.get("debug"):
+        if _debug(ctx):
             raise
         click.echo(f"diagdisk: internal error: {type(exc).__name__}: {exc} (rerun with --debug)", err=True)
         return int(ExitCode.BAD_INPUT)

@@ -1,7 +1,7 @@
 """Give every event a time: complete the year of syslog stamps, keep uptime clocks per source.
 
-BSD syslog carries no year. Within a file the stamps only move forward, so a month that goes back
-(Dec -> Jan) is a year rollover; the year itself is anchored at the end of the file on the report
+BSD syslog carries no year. Within a file the stamps mostly move forward, so a month that goes back
+(Dec -> Jan) is a year rollover, and Jan -> Dec just after one steps back across it; the year itself is anchored at the end of the file on the report
 date (the latest line cannot be later than the date the report was taken).
 """
 
@@ -27,6 +27,10 @@ def resolve_times(events: list[dict], source_name: str, report_date: datetime | 
             month = mdt[0]
             if last_month is not None and month < last_month and last_month - month >= 6:
                 rollovers += 1
+            elif last_month == 1 and month == 12 and rollovers:
+                # A late December line right after the new year (out of order, or a clock set
+                # back) goes back across the boundary; it does not start another year.
+                rollovers -= 1
             last_month = month
             event["_rollover"] = rollovers
             syslog_events.append(event)

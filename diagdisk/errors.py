@@ -1,8 +1,9 @@
-"""Error types and the process exit codes they map to.
+"""Error types, the warning type for skipped input, and the process exit codes they map to.
 
-Exit codes are a documented contract (docs/cli.md):
+Exit codes are a documented contract (README.md, "Exit codes"):
 0 analyzed, nothing at or above --fail-on; 1 findings at or above --fail-on;
-2 bad input or usage; 130 interrupted.
+2 bad input or usage; 3 analyzed, but part of the input could not be read (the report's warnings
+say which); 130 interrupted.
 """
 
 from enum import IntEnum
@@ -12,6 +13,7 @@ class ExitCode(IntEnum):
     OK = 0
     FINDINGS = 1
     BAD_INPUT = 2
+    PARTIAL = 3
     INTERRUPTED = 130
 
 
@@ -30,3 +32,20 @@ class DiagdiskError(Exception):
 
 class InputError(DiagdiskError):
     """The input cannot be read or is not something diagdisk understands."""
+
+
+class PartialRead(str):
+    """A warning that says part of the input the analysis wanted was not read (cut by a cap,
+    damaged, unreadable, binary). It is an ordinary string everywhere (lists, JSON, text); only
+    its type tells the analysis that it is incomplete, which the exit code (3) and the report's
+    ``complete`` flag make visible.
+
+    Warnings that lose nothing the analysis reads (a refused device file in an archive, a line
+    read as Latin-1, a file that grew while read) stay plain strings.
+    """
+
+    __slots__ = ()
+
+
+def is_partial(warning: str) -> bool:
+    return isinstance(warning, PartialRead)

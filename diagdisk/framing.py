@@ -72,6 +72,7 @@ def frame_line(line: str) -> Framed:
     framed = Framed(message=text)
     pos = 0
     progress = True
+    timed = False  # a time header was seen (its date may still be impossible, like Feb 30)
     while progress:
         progress = False
         m = _KMSG.match(text, pos)
@@ -80,9 +81,10 @@ def frame_line(line: str) -> Framed:
             progress = True
             framed.header = framed.header or "kmsg"
             continue
-        if framed.wall is None and framed.month_day_time is None:
+        if not timed:
             m = _BSD.match(text, pos)
             if m:
+                timed = True
                 framed.header = "syslog"
                 framed.host = m["host"]
                 framed.month_day_time = (MONTHS[m["mon"]], int(m["day"]), m["hms"], m["frac"] or "")
@@ -96,6 +98,7 @@ def frame_line(line: str) -> Framed:
                 continue
             m = _ISO.match(text, pos)
             if m:
+                timed = True
                 framed.header = "rfc3339"
                 framed.host = m["host"]
                 framed.tag = m["tag"] or m["ptag"]
@@ -105,9 +108,10 @@ def frame_line(line: str) -> Framed:
                 continue
             m = _DMESG_T.match(text, pos)
             if m and m["mon"] in MONTHS:
+                timed = True
                 framed.header = framed.header or "dmesg_T"
-                framed.wall = datetime(int(m["year"]), MONTHS[m["mon"]], int(m["day"]),
-                                       *map(int, m["hms"].split(":")))
+                framed.wall = _valid_datetime(int(m["year"]), MONTHS[m["mon"]], int(m["day"]),
+                                              *map(int, m["hms"].split(":")))
                 pos = m.end()
                 progress = True
                 continue
@@ -138,7 +142,16 @@ def frame_line(line: str) -> Framed:
     return framed
 
 
-def _parse_iso(date: str, hms: str, frac: str | None, tz: str | None) -> datetime:
+def _valid_datetime(*parts: int, tzinfo=None) -> datetime | None:
+    """The datetime, or None for an impossible one (Feb 30, hour 99, year 0): the line keeps its
+    header and message and only loses its time."""
+    try:
+        return datetime(*parts, tzinfo=tzinfo)
+    except (ValueError, OverflowError):
+        return None
+
+
+def _parse_iso(date: str, hms: str, frac: str | None, tz: str | None) -> datetime | None:
     year, month, day = map(int, date.split("-"))
     hour, minute, second = map(int, hms.split(":"))
     micro = int((frac[1:] + "000000")[:6]) if frac else 0
@@ -149,5 +162,8 @@ def _parse_iso(date: str, hms: str, frac: str | None, tz: str | None) -> datetim
         else:
             sign = 1 if tz[0] == "+" else -1
             digits = tz[1:].replace(":", "")
-            tzinfo = timezone(sign * timedelta(hours=int(digits[:2]), minutes=int(digits[2:])))
-    return datetime(year, month, day, hour, minute, second, micro, tzinfo=tzinfo)
+            offset = timedelta(hours=int(digits[:2]), minutes=int(digits[2:]))
+            if offset >= timedelta(hours=24):
+                return None
+            tzinfo = timezone(sign * offset)
+    return _valid_datetime(year, month, day, hour, minute, second, micro, tzinfo=tzinfo)

@@ -15,6 +15,8 @@ from functools import cache
 from .chunks import iter_chunks
 from .events import IDENTITY_FIELDS
 from .framing import Framed, frame_line
+from .errors import PartialRead
+from .limits import Limits
 from .linegrammar import MessageParser, default_parser, grammar_specs, kernel_families
 from .prefilter import Prefilter
 from .safeio import decode_log_bytes
@@ -59,8 +61,11 @@ def _line_bounds(chunk: bytes, start: int, end: int, step: int) -> tuple[int, in
 
 
 class LogReader:
-    def __init__(self, parser: MessageParser | None = None, prefilter: Prefilter | None = None):
+    def __init__(self, parser: MessageParser | None = None, prefilter: Prefilter | None = None,
+                 limits: Limits | None = None):
         self.parser = parser or default_parser()
+        self.limits = limits or Limits()
+        self.events_left = self.limits.max_events  # for all the sources this reader reads
         self.prefilter = prefilter or default_prefilter()
         self._family_order = {name: i for i, name in enumerate(self.parser.families)}
 
@@ -68,7 +73,9 @@ class LogReader:
         result = LogReadResult()
         headered: bool | None = None
         last_line_count = 0
-        for chunk, first_line in iter_chunks(path, chunk_size=chunk_size, warnings=result.warnings):
+        for chunk, first_line in iter_chunks(path, chunk_size=chunk_size, warnings=result.warnings, name=source_name,
+                                             max_line_bytes=self.limits.max_line_bytes,
+                                             max_bytes=self.limits.max_file_bytes):
             if headered is None:
                 headered = self._detect_headers(chunk, result)
             consumed_until = -1
@@ -107,6 +114,12 @@ class LogReader:
                         self._add_context(chunk, start, end, line_no, source_name, result)
                     result.events.append(event)
             last_line_count = first_line + chunk.count(b"\n") - 1 + (0 if chunk.endswith(b"\n") else 1)
+            if len(result.events) > self.events_left:
+                result.warnings.append(PartialRead(
+                    f"{source_name}: over {self.limits.max_events} events in this analysis (the events cap, see "
+                    f"--max-events); stopped reading after line {last_line_count}"))
+                break
+        self.events_left -= len(result.events)
         result.lines = max(last_line_count, 0)
         result.events.sort(key=lambda e: e["line"])
         return result

@@ -11,21 +11,17 @@ what is wrong, ready for the report's ``sources[].warnings`` or one line on stde
 
 from __future__ import annotations
 
-import bz2
 import codecs
 import contextlib
 import errno
-import gzip
-import lzma
 import os
 import stat
 import tempfile
-import zlib
 from collections.abc import Iterable, Iterator
 from pathlib import Path
 from typing import IO
 
-from diagdisk.errors import InputError
+from diagdisk.errors import InputError, PartialRead
 
 _LATIN1_FALLBACK = "diagdisk-latin1-fallback"
 
@@ -109,14 +105,21 @@ def describe_os_error(exc: OSError) -> str:
 # Walking a directory tree
 
 
-def safe_walk(root: str | os.PathLike[str], warnings: list[str] | None = None) -> Iterator[Path]:
+def safe_walk(
+    root: str | os.PathLike[str],
+    warnings: list[str] | None = None,
+    unreadable: list[tuple[Path, str]] | None = None,
+) -> Iterator[Path]:
     """Yield every readable regular file under ``root``, in a stable (sorted) order.
 
     Never leaves ``root``: symbolic links are yielded only when they point at a regular file inside
     ``root`` (sosreports hold many, e.g. ``hostname -> sos_commands/host/hostname``), and linked
     directories are never entered, which also rules out loops (``/sys`` is full of them). Folders
-    and files that cannot be opened are skipped with a "permission denied" warning. Uses an explicit
-    stack, so thousands of rotated logs or a deep tree cost neither recursion nor a full listing.
+    that cannot be listed are skipped with a :class:`PartialRead` warning ("permission denied").
+    Files that cannot be opened are skipped too: with a warning, or, when the caller passes an
+    ``unreadable`` list, recorded there as (path, reason) for the caller to report where they
+    belong. Uses an explicit stack, so thousands of rotated logs or a deep tree cost neither
+    recursion nor a full listing.
     """
     root_path = Path(root)
     try:
@@ -132,18 +135,18 @@ def safe_walk(root: str | os.PathLike[str], warnings: list[str] | None = None) -
         except OSError as exc:
             if folder == root_path:
                 raise InputError(describe_os_error(exc), str(folder)) from None
-            _warn(warnings, f"{folder}: {describe_os_error(exc)}; folder skipped")
+            _warn(warnings, PartialRead(f"{folder}: {describe_os_error(exc)}; folder skipped"))
             continue
         subfolders: list[Path] = []
         for entry in entries:
             path = Path(entry.path)
             try:
                 if entry.is_symlink():
-                    if _symlink_to_file_inside(path, real_root) and _can_open(path, warnings):
+                    if _symlink_to_file_inside(path, real_root) and _can_open(path, warnings, unreadable):
                         yield path
                 elif entry.is_dir(follow_symlinks=False):
                     subfolders.append(path)
-                elif entry.is_file(follow_symlinks=False) and _can_open(path, warnings):
+                elif entry.is_file(follow_symlinks=False) and _can_open(path, warnings, unreadable):
                     yield path
             except OSError as exc:
                 _warn(warnings, f"{path}: {describe_os_error(exc)}; skipped")
@@ -161,12 +164,15 @@ def _symlink_to_file_inside(link: Path, real_root: Path) -> bool:
         return False
 
 
-def _can_open(path: Path, warnings: list[str] | None) -> bool:
+def _can_open(path: Path, warnings: list[str] | None, unreadable: list[tuple[Path, str]] | None) -> bool:
     try:
         # O_NONBLOCK: a fifo swapped in after the type check must not hang us.
         descriptor = os.open(path, os.O_RDONLY | os.O_NONBLOCK | os.O_CLOEXEC)
     except OSError as exc:
-        _warn(warnings, f"{path}: {describe_os_error(exc)}; skipped")
+        if unreadable is not None:
+            unreadable.append((path, describe_os_error(exc)))
+        else:
+            _warn(warnings, PartialRead(f"{path}: {describe_os_error(exc)}; skipped"))
         return False
     os.close(descriptor)
     return True
@@ -178,118 +184,24 @@ def _warn(warnings: list[str] | None, message: str) -> None:
 
 
 # ---------------------------------------------------------------------------------------------
-# Reading log lines, plain or compressed rotations
-
-MAX_LINE_BYTES = 1 << 20
-_READ_CHUNK = 1 << 16
-_COMPRESSED_OPENERS = (
-    (b"\x1f\x8b", "gzip", lambda raw: gzip.GzipFile(fileobj=raw, mode="rb")),
-    (b"\xfd7zXZ\x00", "xz", lzma.LZMAFile),
-    (b"BZh", "bzip2", bz2.BZ2File),
-)
+# Reading command outputs (log files go through diagdisk.chunks, which reads them in bounded chunks)
 
 
-def read_log_lines(
-    path: str | os.PathLike[str],
-    warnings: list[str] | None = None,
-    *,
-    max_line_bytes: int = MAX_LINE_BYTES,
-) -> Iterator[tuple[int, str]]:
-    """Yield ``(line_number, text)`` for each line of a log file, decoded by :func:`decode_log_bytes`.
-
-    Compressed rotations (gzip, xz, bzip2, recognised by magic bytes, not by name) are decompressed
-    on the fly; when one is corrupt or truncated halfway, the lines read so far are kept and a
-    warning says where reading stopped. A line longer than ``max_line_bytes`` is cut at that length
-    with one warning per file, so a 200 MB single line costs at most ``max_line_bytes`` of memory.
-    A file that looks binary is skipped with a warning. A file that cannot be opened raises
-    :class:`InputError` ("permission denied", ...).
+def read_text_capped(path: str | os.PathLike[str], name: str, max_bytes: int,
+                     warnings: list[str] | None = None) -> str:
+    """The text of a small file (a command output), at most ``max_bytes`` of it, decoded by
+    :func:`decode_log_bytes`. A longer file is cut at its last line end before the cap, with a
+    :class:`PartialRead` warning naming it; a file that cannot be read raises InputError naming it.
     """
-    path = Path(path)
     try:
-        raw = open(path, "rb")  # noqa: SIM115 - closed in the finally below
+        with open(path, "rb") as handle:
+            data = handle.read(max_bytes + 1)
     except OSError as exc:
-        raise InputError(describe_os_error(exc), str(path)) from None
-    try:
-        magic = raw.read(6)
-        raw.seek(0)
-        compression = None
-        stream: IO[bytes] = raw
-        for prefix, name, opener in _COMPRESSED_OPENERS:
-            if magic.startswith(prefix):
-                compression, stream = name, opener(raw)
-                break
-        yield from _read_lines(path, stream, compression, warnings, max_line_bytes)
-    except OSError as exc:
-        raise InputError(describe_os_error(exc), str(path)) from None
-    finally:
-        raw.close()
-
-
-def _read_lines(
-    path: Path,
-    stream: IO[bytes],
-    compression: str | None,
-    warnings: list[str] | None,
-    max_line_bytes: int,
-) -> Iterator[tuple[int, str]]:
-    line_number = 0
-    pending = b""
-    warned_long_line = False
-    first_chunk = True
-    while True:
-        start = 0
-        while (end := pending.find(b"\n", start)) >= 0:
-            line_number += 1
-            yield line_number, decode_log_bytes(pending[start:end])
-            start = end + 1
-        pending = pending[start:]
-        if len(pending) > max_line_bytes:
-            line_number += 1
-            if not warned_long_line:
-                warned_long_line = True
-                _warn(warnings, f"{path}:{line_number}: line longer than {max_line_bytes} bytes; cut there")
-            yield line_number, decode_log_bytes(pending[:max_line_bytes])
-            rest = _skip_rest_of_line(stream, pending[max_line_bytes:])
-            if rest is None:
-                return
-            pending = rest
-            continue
-        try:
-            chunk = stream.read(_READ_CHUNK)
-        except (EOFError, lzma.LZMAError, zlib.error, OSError) as exc:
-            if isinstance(exc, (PermissionError, IsADirectoryError)):
-                raise
-            damage = "truncated" if isinstance(exc, EOFError) else "corrupt"
-            _warn(
-                warnings,
-                f"{path}: {compression or 'file'} data {damage} after line {line_number}; "
-                f"kept the lines before it, the rest is unreadable",
-            )
-            return
-        if first_chunk:
-            first_chunk = False
-            if not looks_like_text(chunk):
-                _warn(warnings, f"{path}: binary data, not a text log; skipped")
-                return
-        if not chunk:
-            if pending:
-                yield line_number + 1, decode_log_bytes(pending)
-            return
-        pending += chunk
-
-
-def _skip_rest_of_line(stream: IO[bytes], tail: bytes) -> bytes | None:
-    """Discard bytes up to the next line end; return what follows it, or None at end of data."""
-    while True:
-        end = tail.find(b"\n")
-        if end >= 0:
-            return tail[end + 1 :]
-        try:
-            tail = stream.read(_READ_CHUNK)
-        except (EOFError, lzma.LZMAError, zlib.error, OSError):
-            return None
-        if not tail:
-            return None
+        raise InputError(describe_os_error(exc), name) from None
+    if len(data) > max_bytes:
+        data = data[: data.rfind(b"\n", 0, max_bytes) + 1]
+        _warn(warnings, PartialRead(f"{name}: longer than {max_bytes} bytes; read the lines before that"))
+    return decode_log_bytes(data)
 
 
 # ---------------------------------------------------------------------------------------------

@@ -336,55 +336,78 @@ def _apply_nvme_text(report: SmartReport, label: str, reading: Any) -> None:
 # JSON (smartctl --json, any json_format_version 1 output, including Scrutiny-trimmed ones)
 
 
+def _obj(value: Any) -> dict:
+    return value if isinstance(value, dict) else {}
+
+
+def _arr(value: Any) -> list:
+    return value if isinstance(value, list) else []
+
+
+def _int(value: Any) -> int | None:
+    """An integer field; anything else (a string, a float, true, null) counts as absent."""
+    return value if isinstance(value, int) and not isinstance(value, bool) else None
+
+
+def _str(value: Any) -> str | None:
+    return value if isinstance(value, str) else None
+
+
 def parse_smartctl_json(text: str, source_name: str) -> SmartReport:
-    """SmartReport from ``smartctl --json`` output; InputError when the text is not such JSON."""
+    """SmartReport from ``smartctl --json`` output; InputError when the text is not such JSON.
+
+    The JSON is read field by field with the type smartctl writes; a field of another type (a
+    damaged or hand-edited file) counts as absent rather than breaking the analysis.
+    """
     try:
         data = json.loads(text)
-    except json.JSONDecodeError as error:
-        raise InputError(
-            f"not smartctl JSON: {error.msg} at line {error.lineno} column {error.colno}",
-            path=source_name,
-        ) from None
+    except (json.JSONDecodeError, RecursionError) as error:
+        where = f": {error.msg} at line {error.lineno} column {error.colno}" if isinstance(
+            error, json.JSONDecodeError) else ": nested too deeply"
+        raise InputError(f"not smartctl JSON{where}", path=source_name) from None
     if not isinstance(data, dict):
         raise InputError("not smartctl JSON: the top level is not an object", path=source_name)
 
-    device = data.get("device") if isinstance(data.get("device"), dict) else {}
-    device_name = device.get("name")
+    device = _obj(data.get("device"))
+    device_name = _str(device.get("name"))
     report = SmartReport(
         source=source_name,
         device=device_name.removeprefix("/dev/") if device_name else device_from_source(source_name),
     )
-    protocol = (device.get("protocol") or "").lower()
+    protocol = (_str(device.get("protocol")) or "").lower()
     report.protocol = protocol if protocol in ("ata", "scsi", "nvme") else None
-    smartctl = data.get("smartctl") if isinstance(data.get("smartctl"), dict) else {}
-    report.smartctl_exit_status = smartctl.get("exit_status")
-    report.messages = [m.get("string", "") for m in smartctl.get("messages", []) if isinstance(m, dict)]
+    smartctl = _obj(data.get("smartctl"))
+    report.smartctl_exit_status = _int(smartctl.get("exit_status"))
+    report.messages = [_str(m.get("string")) or "" for m in _arr(smartctl.get("messages")) if isinstance(m, dict)]
 
-    report.model = data.get("model_name") or data.get("scsi_model_name")
+    report.model = _str(data.get("model_name")) or _str(data.get("scsi_model_name"))
     if report.model is None:
-        parts = [data.get(k) for k in ("scsi_vendor", "vendor", "scsi_product", "product")]
+        parts = [_str(data.get(k)) for k in ("scsi_vendor", "vendor", "scsi_product", "product")]
         report.model = " ".join(dict.fromkeys(p for p in parts if p)) or None
-    report.serial = data.get("serial_number")
-    report.firmware = data.get("firmware_version") or data.get("scsi_revision") or data.get("revision")
-    wwn = data.get("wwn")
-    if isinstance(wwn, dict) and {"naa", "oui", "id"} <= wwn.keys():
-        report.wwn = _wwn_from_parts(wwn["naa"], wwn["oui"], wwn["id"])
+    report.serial = _str(data.get("serial_number"))
+    report.firmware = (_str(data.get("firmware_version")) or _str(data.get("scsi_revision"))
+                       or _str(data.get("revision")))
+    wwn = _obj(data.get("wwn"))
+    wwn_parts = [_int(wwn.get(k)) for k in ("naa", "oui", "id")]
+    if all(part is not None and part >= 0 for part in wwn_parts):
+        report.wwn = _wwn_from_parts(*wwn_parts)
     elif isinstance(data.get("logical_unit_id"), str):
         report.wwn = data["logical_unit_id"].lower()
 
-    status = data.get("smart_status")
-    if isinstance(status, dict) and isinstance(status.get("passed"), bool):
+    status = _obj(data.get("smart_status"))
+    if isinstance(status.get("passed"), bool):
         report.drive_health_passed = status["passed"]
 
-    attributes = (data.get("ata_smart_attributes") or {}).get("table") or []
+    attributes = [a for a in _arr(_obj(data.get("ata_smart_attributes")).get("table")) if isinstance(a, dict)]
     for attribute in attributes:
-        raw = attribute.get("raw") or {}
-        raw_value = _leading_int(raw.get("string")) if "string" in raw else raw.get("value")
-        flags = attribute.get("flags") or {}
+        raw = _obj(attribute.get("raw"))
+        raw_value = _leading_int(_str(raw.get("string"))) if "string" in raw else _int(raw.get("value"))
+        flags = _obj(attribute.get("flags"))
+        attribute_id = _int(attribute.get("id"))
         _apply_attribute(
             report,
-            attribute_id=attribute.get("id"),
-            name=attribute.get("name") or f"Attribute_{attribute.get('id')}",
+            attribute_id=attribute_id,
+            name=_str(attribute.get("name")) or f"Attribute_{attribute_id}",
             prefail=bool(flags.get("prefailure")),
             failing_now=attribute.get("when_failed") == "now",
             raw=raw_value,
@@ -392,52 +415,51 @@ def parse_smartctl_json(text: str, source_name: str) -> SmartReport:
     if attributes and report.protocol is None:
         report.protocol = "ata"
 
-    error_log = data.get("ata_smart_error_log") or {}
+    error_log = _obj(data.get("ata_smart_error_log"))
     for variant in ("extended", "summary"):
-        log = error_log.get(variant)
-        if isinstance(log, dict) and "count" in log:
-            report.error_log_entries = log["count"]
-            for entry in log.get("table") or []:
-                match = _LBA_IN_ERROR.search(entry.get("error_description") or "")
+        log = _obj(error_log.get(variant))
+        if "count" in log:
+            report.error_log_entries = _int(log["count"])
+            for entry in _arr(log.get("table")):
+                match = _LBA_IN_ERROR.search(_str(_obj(entry).get("error_description")) or "")
                 if match and int(match.group(1)) not in report.failing_lbas:
                     report.failing_lbas.append(int(match.group(1)))
             break
 
-    self_test_log = data.get("ata_smart_self_test_log") or {}
+    self_test_log = _obj(data.get("ata_smart_self_test_log"))
     for variant in ("extended", "standard"):
-        log = self_test_log.get(variant)
-        if isinstance(log, dict):
-            table = log.get("table") or []
+        if isinstance(self_test_log.get(variant), dict):
+            table = _arr(self_test_log[variant].get("table"))
             report.self_tests_failed = sum(
-                1 for t in table if "failure" in ((t.get("status") or {}).get("string") or "").lower()
+                1 for t in table if "failure" in (_str(_obj(_obj(t).get("status")).get("string")) or "").lower()
             )
             break
-    nvme_self_tests = (data.get("nvme_self_test_log") or {}).get("table")
+    nvme_self_tests = _obj(data.get("nvme_self_test_log")).get("table")
     if isinstance(nvme_self_tests, list):
         report.self_tests_failed = sum(
             1
             for t in nvme_self_tests
-            if "fail" in ((t.get("self_test_result") or {}).get("string") or "").lower()
+            if "fail" in (_str(_obj(_obj(t).get("self_test_result")).get("string")) or "").lower()
         )
 
     if "scsi_grown_defect_list" in data:
-        report.grown_defects = data["scsi_grown_defect_list"]
+        report.grown_defects = _int(data["scsi_grown_defect_list"])
         report.protocol = report.protocol or "scsi"
     counters = data.get("scsi_error_counter_log")
     if isinstance(counters, dict):
         report.scsi_uncorrected_errors = sum(
-            (counters.get(op) or {}).get("total_uncorrected_errors", 0) for op in ("read", "write", "verify")
+            _int(_obj(counters.get(op)).get("total_uncorrected_errors")) or 0 for op in ("read", "write", "verify")
         )
 
     nvme = data.get("nvme_smart_health_information_log")
     if isinstance(nvme, dict):
         report.protocol = "nvme"
-        report.nvme_critical_warning = nvme.get("critical_warning")
-        report.nvme_media_errors = nvme.get("media_errors")
-        report.available_spare = nvme.get("available_spare")
-        report.available_spare_threshold = nvme.get("available_spare_threshold")
-        report.percentage_used = nvme.get("percentage_used")
-        report.error_log_entries = nvme.get("num_err_log_entries")
+        report.nvme_critical_warning = _int(nvme.get("critical_warning"))
+        report.nvme_media_errors = _int(nvme.get("media_errors"))
+        report.available_spare = _int(nvme.get("available_spare"))
+        report.available_spare_threshold = _int(nvme.get("available_spare_threshold"))
+        report.percentage_used = _int(nvme.get("percentage_used"))
+        report.error_log_entries = _int(nvme.get("num_err_log_entries"))
 
     _apply_policy(report)
     return report

@@ -14,7 +14,9 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from .chunks import detect_compression
-from .safeio import looks_like_text
+from .errors import InputError
+from .limits import Limits
+from .safeio import looks_like_text, read_text_capped
 
 # (glob below the sosreport root, format). First match wins; order goes from specific to generic.
 SOSREPORT_PATHS: list[tuple[str, str]] = [
@@ -111,11 +113,10 @@ def sniff_format(path: Path) -> str | None:
     stripped = text.lstrip()
     if stripped.startswith("{"):
         try:
-            if "smartctl" in json.loads(path.read_text(errors="replace")):
-                return "smartctl_json"
-        except (ValueError, OSError):
+            document = json.loads(read_text_capped(path, str(path), Limits.max_table_bytes))
+        except (ValueError, RecursionError, InputError):
             return None
-        return None
+        return "smartctl_json" if isinstance(document, dict) and "smartctl" in document else None
     if stripped.startswith("Attached devices:") or re.match(r"Host: scsi\d+ Channel:", stripped):
         return "proc_scsi"
     if stripped.startswith("Personalities :"):

@@ -102,6 +102,8 @@ class Topology:
             if record.hctl and record.name:
                 self.link(record.hctl, record.name, origin)
         for record in records:
+            if not record.hctl and not record.name:
+                continue  # a damaged row names no device: nothing to attach its details to
             device = self.device(record.hctl or None, record.name)
             for attr in ("vendor", "model", "revision", "serial", "wwn", "size"):
                 if getattr(device, attr) is None and getattr(record, attr):

@@ -64,6 +64,7 @@ def build_report(analysis, findings: list[dict] | None = None, verdict: dict | N
                      "unparsed_samples": [{"line": n, "text": t} for n, t in s.unparsed_samples],
                      "warnings": s.warnings} for s in analysis.sources],
         "missing_sources": analysis.missing_sources,
+        "complete": analysis.complete,
         "warnings": analysis.warnings + topology.conflicts,
         "devices": _devices(analysis, events),
         "event_summary": sorted(summary.values(), key=lambda e: (-e["count"], str(e["device"]), e["kind"])),

@@ -38,6 +38,7 @@ MAX_INVENTORY_ROWS = 400
 MAX_SOURCES = 200
 MAX_MISSING_SOURCES = 100
 MAX_WARNINGS_PER_SOURCE = 5
+MAX_INPUT_WARNINGS = 50
 MAX_TEXT_CHARS = 600
 
 STATUS_HEADLINES = {
@@ -155,6 +156,8 @@ def build_view(report: dict) -> dict:
         "sources": capped(sources, MAX_SOURCES),
         "source_totals": _source_totals(sources),
         "missing_sources": capped([str(path) for path in _list(report.get("missing_sources"))], MAX_MISSING_SOURCES),
+        "input_warnings": capped([str(w) for w in _list(report.get("warnings"))], MAX_INPUT_WARNINGS),
+        "incomplete": report.get("complete") is False,
         "max_warnings": MAX_WARNINGS_PER_SOURCE,
     }
 

@@ -2,6 +2,9 @@
 
 from __future__ import annotations
 
+# Warnings shown per source and for the input as a whole; the JSON report lists them all.
+MAX_WARNINGS_SHOWN = 10
+
 
 def _table(rows: list[list[str]], headers: list[str]) -> list[str]:
     widths = [max(len(str(x)) for x in col) for col in zip(headers, *rows)]
@@ -20,6 +23,9 @@ def render_text(report: dict) -> str:
     out.append("")
     verdict = report["verdict"]
     out.append(f"VERDICT: {verdict['status'].upper()}: {verdict['summary']}")
+    if report.get("complete") is False:
+        out.append("INCOMPLETE: part of the input could not be read; the verdict covers what was read "
+                   "(warnings under Sources)")
     for finding in report["findings"][:10]:
         suspect = finding["suspect"]
         who = " ".join(x for x in (suspect.get("hctl"), suspect.get("device")) if x) or "-"
@@ -61,15 +67,20 @@ def render_text(report: dict) -> str:
         out.append(f"  {s['path']} ({s['format']}): {s['lines']} lines, {s['events']} events{extra}")
         for sample in s.get("unparsed_samples", [])[:3]:
             out.append(f"    unparsed {s['path']}:{sample['line']}: {sample['text'][:160]}")
-        for warning in s["warnings"][:3]:
-            out.append(f"    warning: {warning}")
+        out += _warning_lines(s["warnings"], "    warning: ")
     if report["missing_sources"]:
         out.append(f"  not present: {', '.join(report['missing_sources'])}")
-    for warning in report.get("warnings", [])[:5]:
-        out.append(f"  note: {warning}")
+    out += _warning_lines(report.get("warnings", []), "  warning: ")
     return "\n".join(out) + "\n"
 
 
 def _short_time(iso: str | None) -> str:
     """Seconds are enough on a terminal; the JSON report keeps fractions and UTC offsets."""
     return (iso or "")[:19].replace("T", " ")
+
+
+def _warning_lines(warnings: list[str], prefix: str) -> list[str]:
+    lines = [f"{prefix}{warning}" for warning in warnings[:MAX_WARNINGS_SHOWN]]
+    if len(warnings) > MAX_WARNINGS_SHOWN:
+        lines.append(f"{prefix}... {len(warnings) - MAX_WARNINGS_SHOWN} more in --format json")
+    return lines

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import builtins
 import bz2
 import gzip
 import io
@@ -52,3 +53,17 @@ def write_archive(path: Path, members, compression: str = "xz", fmt: int = tarfi
 
 def tree_snapshot(folder: Path) -> set[str]:
     return {str(path.relative_to(folder)) for path in folder.rglob("*")}
+
+
+def permission_denied_for(monkeypatch, module, function_name, denied_path: Path):
+    """Make ``module.function_name`` refuse ``denied_path`` as a permission problem would.
+
+    Tests run as root in CI, where chmod 000 stops nothing, so the refusal is simulated."""
+    real = getattr(module, function_name, None) or getattr(builtins, function_name)
+
+    def guarded(path, *args, **kwargs):
+        if Path(path) == Path(denied_path):
+            raise PermissionError(13, "Permission denied", str(path))
+        return real(path, *args, **kwargs)
+
+    monkeypatch.setattr(module, function_name, guarded, raising=False)

@@ -10,8 +10,8 @@ import tarfile
 import pytest
 
 from diagdisk import archive as archive_module
-from diagdisk.archive import ArchiveLog, is_archive, open_sosreport_archive
-from diagdisk.errors import InputError
+from diagdisk.archive import ArchiveLog, holds_tar, is_archive, open_sosreport_archive
+from diagdisk.errors import InputError, is_partial
 
 from hostile_builders import build_tar, dir_member, file_member, link_member, tree_snapshot, write_archive
 
@@ -444,3 +444,76 @@ def test_member_not_a_multiple_of_the_block_size_ends_cleanly(tmp_path, scratch)
     with open_sosreport_archive(tarball, log=log) as root:
         assert (root / "odd").stat().st_size == 513
     assert log.warnings == []
+
+
+def test_lost_data_warnings_are_partial_reads_and_refusals_are_notes(tmp_path, scratch):
+    members = [
+        file_member(f"{TOP}/var/log/messages", b"x" * 10_000),
+        file_member(f"{TOP}/../escape", b"evil"),
+        link_member(f"{TOP}/etc/localtime", "/usr/share/zoneinfo/UTC"),
+    ]
+    tarball = write_archive(tmp_path / "mixed.tar.xz", members)
+    log = ArchiveLog()
+    with open_sosreport_archive(tarball, max_member_bytes=4096, log=log):
+        pass
+    partial = [warning for warning in log.warnings if is_partial(warning)]
+    notes = [warning for warning in log.warnings if not is_partial(warning)]
+    assert len(partial) == 1 and "over the per-file cap of 4096" in partial[0]
+    assert len(notes) == 2 and all("refused" in note or "points outside" in note for note in notes)
+    assert log.partial
+
+
+def test_warnings_about_one_file_are_filed_under_its_path_below_the_root(tmp_path, scratch):
+    members = [
+        file_member(f"{TOP}/var/log/messages", b"x" * 10_000),
+        file_member(f"{TOP}/proc/mdstat", b"Personalities :\n"),
+        file_member(f"{TOP}/proc/mdstat", b"Personalities : [raid1]\n"),
+    ]
+    tarball = write_archive(tmp_path / "cut.tar.gz", members, "gz")
+    log = ArchiveLog()
+    with open_sosreport_archive(tarball, max_member_bytes=4096, log=log):
+        pass
+    assert sorted(log.member_warnings) == ["proc/mdstat", "var/log/messages"]
+    assert "appears twice" in log.member_warnings["proc/mdstat"][0]
+    assert "per-file cap" in log.member_warnings["var/log/messages"][0]
+    assert all(warning in log.warnings for warnings in log.member_warnings.values() for warning in warnings)
+
+
+def test_damage_and_caps_mark_the_log_partial(tmp_path, scratch):
+    full = write_archive(tmp_path / "full.tar.gz", many_files(), "gz")
+    cut = tmp_path / "cut.tar.gz"
+    cut.write_bytes(full.read_bytes()[: full.stat().st_size // 2])
+    log = ArchiveLog()
+    with open_sosreport_archive(cut, log=log):
+        pass
+    assert log.partial and all(is_partial(warning) for warning in log.warnings)
+
+
+def test_a_name_replaces_the_path_in_messages(tmp_path, scratch):
+    full = write_archive(tmp_path / "full.tar.gz", many_files(), "gz")
+    cut = tmp_path / "input"
+    cut.write_bytes(full.read_bytes()[: full.stat().st_size // 2])
+    log = ArchiveLog()
+    with open_sosreport_archive(cut, log=log, name="<stdin>"):
+        pass
+    assert log.warnings and all(warning.startswith("<stdin>: ") for warning in log.warnings)
+    cut.write_bytes(full.read_bytes()[:40])
+    with pytest.raises(InputError) as caught:
+        with open_sosreport_archive(cut, name="<stdin>"):
+            pass
+    assert caught.value.one_line().startswith("<stdin>: ")
+
+
+def test_holds_tar_reads_one_block_whatever_the_archive_declares(tmp_path, monkeypatch):
+    bomb = tarfile.TarInfo(f"{TOP}/pax")
+    bomb.type = tarfile.XHDTYPE
+    bomb.size = 1 << 40  # a pax header that tarfile would try to load whole
+    (tmp_path / "bomb.tar.gz").write_bytes(__import__("gzip").compress(bomb.tobuf(format=tarfile.GNU_FORMAT)))
+    assert holds_tar(tmp_path / "bomb.tar.gz")
+    assert holds_tar(write_archive(tmp_path / "renamed.bin", [file_member("a", b"a")], "xz"))
+    (tmp_path / "log.gz").write_bytes(__import__("gzip").compress(b"Jan  1 db1 kernel: a log\n" * 100))
+    assert not holds_tar(tmp_path / "log.gz")
+    assert not holds_tar(tmp_path)
+    full = write_archive(tmp_path / "full.tar.xz", many_files(5))
+    (tmp_path / "cut.tar.xz").write_bytes(full.read_bytes()[:40])
+    assert not holds_tar(tmp_path / "cut.tar.xz")
