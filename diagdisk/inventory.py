@@ -35,6 +35,7 @@ from typing import Any, Callable, Generic, Iterator, TypeVar
 from lark import Lark, Token, Tree
 from lark.exceptions import LarkError
 
+from .larkbuild import build_lark
 from .resources import grammars_dir
 
 TABLE_GRAMMARS = ("proc_scsi", "lsscsi", "lsblk", "mdstat", "mdadm_detail", "by_id", "multipath")
@@ -98,11 +99,9 @@ class TableRead(Generic[Records]):
 
 @cache
 def table_parser(name: str) -> Lark:
-    """The line grammar of one table, built once per process (never lark's cache=True: it loads a
-    pickle from a predictable temp path)."""
+    """The line grammar of one table, built once per process."""
     text = (grammars_dir() / f"{name}.lark").read_text(encoding="utf-8")
-    return Lark(text, parser="lalr", lexer="contextual", maybe_placeholders=False,
-                import_paths=[grammars_dir()])
+    return build_lark(text, maybe_placeholders=False)
 
 
 _INTEGER_TERMINALS = frozenset({"NUMBER"})

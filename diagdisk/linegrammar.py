@@ -22,6 +22,7 @@ from lark.exceptions import LarkError
 
 from . import devnames
 from .events import EVENT_KINDS, split_alias
+from .larkbuild import build_lark
 from .resources import grammars_dir
 
 # Order in which families are tried when several match a line: specific before generic.
@@ -189,6 +190,9 @@ class GrammarSpec:
     reject: list[str] = field(default_factory=list)
 
 
+_FAST_LOADER = getattr(yaml, "CSafeLoader", yaml.SafeLoader)  # libyaml when PyYAML was built with it
+
+
 @cache
 def grammar_specs() -> dict[str, GrammarSpec]:
     specs = {}
@@ -196,7 +200,7 @@ def grammar_specs() -> dict[str, GrammarSpec]:
         examples_path = lark_path.with_suffix(".examples.yml")
         if not examples_path.exists():
             continue  # shared terminal files carry no examples of their own
-        data = yaml.safe_load(examples_path.read_text()) or {}
+        data = yaml.load(examples_path.read_text(), Loader=_FAST_LOADER) or {}
         specs[lark_path.stem] = GrammarSpec(
             name=lark_path.stem, path=lark_path, keywords=list(data.get("keywords") or []),
             accept=list(data.get("accept") or []), reject=list(data.get("reject") or []))
@@ -212,8 +216,7 @@ def kernel_families() -> list[str]:
 @cache
 def parser_for(name: str, strict: bool = False) -> Lark:
     spec = grammar_specs()[name]
-    return Lark(spec.path.read_text(), parser="lalr", lexer="contextual", start="start",
-                import_paths=[grammars_dir()], maybe_placeholders=False, strict=strict)
+    return build_lark(spec.path.read_text(), start="start", maybe_placeholders=False, strict=strict)
 
 
 def tree_to_event(tree: Tree) -> tuple[dict, list[tuple[str, int, int]]]:

@@ -47,6 +47,7 @@ from lark import Lark, Token, Tree
 from lark.exceptions import LarkError
 
 from diagdisk.errors import InputError
+from diagdisk.larkbuild import build_lark
 from diagdisk.resources import grammars_dir
 
 HEALTH_VALUES = ("passed", "warning", "failed", "unknown")
@@ -148,9 +149,9 @@ class SmartReport:
 
 @cache
 def line_parser() -> Lark:
-    """The smartctl line grammar, built once per process (never lark's cache=True: see STYLE.md)."""
+    """The smartctl line grammar, built once per process."""
     text = (grammars_dir() / "smartctl.lark").read_text(encoding="utf-8")
-    return Lark(text, parser="lalr", lexer="contextual")
+    return build_lark(text)
 
 
 def _convert(token: Token) -> Any:
