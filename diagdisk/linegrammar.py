@@ -2,10 +2,9 @@
 
 Each grammar is LALR with the contextual lexer, built once per process (never lark's cache=True: it
 loads a pickle from a predictable temp path). Terminal names name event fields, rule aliases name
-event kinds (see diagdisk.events). Storms repeat a few message shapes with different numbers, so a
-parse is cached by shape: the message with its numbers replaced by slots, and a cached shape is
-reused only when every slot that fed a field still matches that field's terminal and every other
-slot is unchanged.
+event kinds (see diagdisk.events). Storms repeat a few message shapes with different numbers, so
+what one lark parse found is kept as a shape (see _Shape) that parses later messages of the same
+shape with one regex match.
 """
 
 from __future__ import annotations
@@ -177,8 +176,6 @@ CONVERTERS: dict[str, Callable[[str], dict]] = {
     "ATA_ERROR__HEX": lambda t: {"ata_error": " ".join(n for b, n in ((0x80, "ICRC"), (0x40, "UNC"), (0x20, "MC"), (0x10, "IDNF"), (0x08, "MCR"), (0x04, "ABRT"), (0x01, "AMNF")) if _hex(t) & b)},
 }
 
-# Numbers (decimal or hex, optionally 0x-prefixed) not glued to letters: the slots of a shape.
-_SLOT = re.compile(r"(?<![0-9A-Za-z_])(?:0x)?[0-9A-Fa-f]*[0-9][0-9A-Fa-f]*(?![0-9A-Za-z_])")
 
 
 @dataclass
@@ -219,10 +216,10 @@ def parser_for(name: str, strict: bool = False) -> Lark:
     return build_lark(spec.path.read_text(), start="start", maybe_placeholders=False, strict=strict)
 
 
-def tree_to_event(tree: Tree) -> tuple[dict, list[tuple[str, int, int]]]:
-    """Fields and kind of a parse tree, plus the (terminal, start, end) of every field token."""
+def tree_to_event(tree: Tree) -> tuple[dict, list[Token]]:
+    """Fields and kind of a parse tree, plus every token the tree kept, in text order."""
     event: dict = {}
-    spans: list[tuple[str, int, int]] = []
+    tokens: list[Token] = []
     kind_found = False
     for node in tree.iter_subtrees_topdown():
         if not kind_found:
@@ -233,111 +230,173 @@ def tree_to_event(tree: Tree) -> tuple[dict, list[tuple[str, int, int]]]:
                     event["detail"] = detail
                 kind_found = True
         for child in node.children:
-            if isinstance(child, Token) and child.type in CONVERTERS:
-                spans.append((child.type, child.start_pos, child.end_pos))
-                for key, value in CONVERTERS[child.type](str(child)).items():
-                    if value is not None:
+            if isinstance(child, Token):
+                tokens.append(child)
+                if child.type in CONVERTERS:
+                    for key, value in _converted(child.type, str(child)).items():
                         event.setdefault(key, value)
-    spans.sort(key=lambda s: s[1])
-    return event, spans
+    tokens.sort(key=lambda t: t.start_pos)
+    return event, tokens
 
 
-@dataclass
+# A message's shape key is the message without its hex digits: numbers of any length and base,
+# addresses and device letters (sda, sdb) share a key; the shapes under a key tell them apart.
+_HEX_DIGITS = b"0123456789abcdefABCDEF"
+_SHAPES_PER_KEY = 8
+_CONVERTED_CACHE_SIZE = 4096
+_converted_cache: dict[str, dict[str, dict]] = {name: {} for name in CONVERTERS}
+
+
+def _converted(terminal: str, text: str) -> dict:
+    """The fields CONVERTERS[terminal] makes of `text`, without None values, remembered: storms
+    repeat the same H:C:T:L and device names. Callers must not change the dict."""
+    cache = _converted_cache[terminal]
+    found = cache.get(text)
+    if found is None:
+        if len(cache) >= _CONVERTED_CACHE_SIZE:
+            cache.clear()
+        found = cache[text] = {k: v for k, v in CONVERTERS[terminal](text).items() if v is not None}
+    return found
+
+
 class _Shape:
-    event: dict                                  # fields that do not come from a token
-    tokens: list[tuple[str, int, int]]           # field terminal, start, end in the first message
-    slot_spans: list[tuple[int, int]]            # number slots of the first message
-    fixed_slots: dict[int, str]                  # slots no field covers: must be unchanged
+    """A message shape learnt from one lark parse, applied to later messages by one regex match.
 
+    The regex is the parsed message itself with every token of a regex terminal (a number, a device
+    name, a sense key, free text) replaced by that terminal's pattern, so a later message matches
+    only when it differs in those tokens alone, and each such token still matches the terminal the
+    grammar gave it; the keywords and punctuation between them must be the same. The first value of a field wins,
+    as in tree_to_event; applying the field steps last to first with dict.update does just that.
+    """
 
-def _shift(position: int, old_spans, new_spans) -> int | None:
-    """Where a token boundary of the first message falls in a message of the same shape."""
-    delta = 0
-    for (old_start, old_end), (new_start, new_end) in zip(old_spans, new_spans):
-        if old_end <= position:
-            delta = new_end - old_end
-        elif old_start < position:
-            return None  # a boundary inside a number: not rebuildable
-        else:
-            break
-    return position + delta
+    __slots__ = ("regex", "base", "steps", "tokens")
+
+    def __init__(self, regex, base: dict, steps: list, tokens: list[tuple[int, str]]):
+        self.regex = regex
+        self.base = base        # kind and detail
+        self.steps = steps      # last to first: a group index and its terminal, or fixed fields
+        self.tokens = tokens    # (group index, terminal) of every token the regex generalises
+
+    @classmethod
+    def learn(cls, message: str, event: dict, tokens: list[Token], tree_order: list[Token],
+              terminal_patterns: dict[str, str]) -> "_Shape | None":
+        pieces, position, group = [], 0, 0
+        group_of: dict[int, int] = {}
+        token_groups: list[tuple[int, str]] = []
+        for token in tokens:
+            if token.start_pos < position:
+                return None  # overlapping tokens: nothing to learn from
+            pieces.append(re.escape(message[position:token.start_pos]))
+            text = str(token)
+            pattern = terminal_patterns.get(token.type)
+            if pattern is not None:
+                group += 1
+                group_of[id(token)] = group
+                token_groups.append((group, token.type))
+                pieces.append(f"({pattern})")
+                group += re.compile(pattern).groups
+            else:
+                pieces.append(re.escape(text))
+            position = token.end_pos
+        pieces.append(re.escape(message[position:]))
+        steps: list = []
+        for token in reversed(tree_order):
+            if token.type not in CONVERTERS:
+                continue
+            index = group_of.get(id(token))
+            if index:
+                steps.append((index, token.type))
+            else:
+                fixed = _converted(token.type, str(token))
+                if steps and steps[-1][0] is None:
+                    steps[-1] = (None, {**steps[-1][1], **fixed})  # consecutive fixed fields: one update
+                elif fixed:
+                    steps.append((None, fixed))
+        base = {k: event[k] for k in ("kind", "detail") if k in event}
+        return cls(re.compile("".join(pieces), re.DOTALL), base, steps, token_groups)
+
+    def apply(self, message: str) -> dict | None:
+        match = self.regex.fullmatch(message)
+        if match is None:
+            return None
+        event: dict = {}
+        for index, what in self.steps:
+            event.update(what if index is None else _converted(what, match.group(index)))
+        event.update(self.base)
+        return event
 
 
 class MessageParser:
-    """Parses kernel messages with the family grammars; one instance per worker."""
+    """Parses kernel messages with the family grammars; one instance per worker.
+
+    Storms repeat a few message shapes with other numbers. A message is looked up by its shape
+    (its text without hex digits) among the shapes earlier lark parses taught (_Shape); only a message of a new
+    shape, or one its shape's regex refuses, goes to lark. Messages no grammar accepts are
+    remembered exactly, so a storm of one unknown line costs one lark attempt per family.
+    """
 
     def __init__(self, families: list[str] | None = None, shape_cache_size: int = 20000):
         self.families = families if families is not None else kernel_families()
         self._parsers = {name: parser_for(name) for name in self.families}
-        self._terminal_res = {
-            name: {t.name: re.compile(t.pattern.to_regexp()) for t in parser.terminals}
+        self._terminal_patterns = {
+            name: {t.name: t.pattern.to_regexp() for t in parser.terminals if t.pattern.type == "re"}
             for name, parser in self._parsers.items()}
-        self._shapes: dict[tuple[str, str], _Shape | None] = {}
+        self._shapes: dict[tuple, list[tuple[str, _Shape]]] = {}
+        self._refused: dict[tuple, None] = {}
         self._cache_size = shape_cache_size
 
     def parse(self, message: str, families=None) -> dict | None:
-        for family in (families or self.families):
+        return self.parse_shaped(message, families)[0]
+
+    def terminal_patterns(self, family: str) -> dict[str, str]:
+        """The regex of each regex terminal of a family's grammar, by terminal name."""
+        return self._terminal_patterns[family]
+
+    def parse_shaped(self, message: str, families=None) -> tuple[dict | None, str | None, _Shape | None]:
+        """The event of `message`, the family that accepted it and the shape that reads messages
+        like it (None when none was learnt)."""
+        families = tuple(families) if families else tuple(self.families)
+        key = (families, message.encode().translate(None, _HEX_DIGITS))
+        known = self._shapes.get(key)
+        if known:
+            for family, shape in known:
+                event = shape.apply(message)
+                if event is not None:
+                    event["family"] = event["grammar"] = family
+                    return event, family, shape
+        refusal = (families, message)
+        if refusal in self._refused:
+            return None, None, None
+        for family in families:
             if family not in self._parsers:
                 continue
-            event = self._parse_family(family, message)
-            if event is not None:
-                event["family"] = family
-                event["grammar"] = family
-                return event
-        return None
+            learnt = self._parse_family(family, message)
+            if learnt is None:
+                continue
+            event, shape = learnt
+            if shape is not None and len(known or ()) < _SHAPES_PER_KEY:
+                if len(self._shapes) >= self._cache_size:
+                    self._shapes.clear()
+                self._shapes.setdefault(key, []).append((family, shape))
+            event["family"] = event["grammar"] = family
+            return event, family, shape
+        if len(self._refused) >= self._cache_size:
+            self._refused.clear()
+        self._refused[refusal] = None
+        return None, None, None
 
-    def _parse_family(self, family: str, message: str) -> dict | None:
-        slots = list(_SLOT.finditer(message))
-        key = (family, _SLOT.sub("#", message))
-        shape = self._shapes.get(key, False)
-        if shape:
-            event = self._from_shape(family, shape, message, slots)
-            if event is not None:
-                return event
+    def _parse_family(self, family: str, message: str) -> tuple[dict, _Shape | None] | None:
         try:
             tree = self._parsers[family].parse(message)
         except LarkError:
             return None
-        event, spans = tree_to_event(tree)
+        event, tokens = tree_to_event(tree)
         if "kind" not in event:
             return None
-        if shape is False and len(self._shapes) < self._cache_size:
-            self._shapes[key] = self._make_shape(event, spans, slots)
-        return dict(event)
-
-    @staticmethod
-    def _make_shape(event: dict, spans, slots) -> _Shape | None:
-        slot_spans = [m.span() for m in slots]
-        fixed_slots: dict[int, str] = {}
-        for index, (start, end) in enumerate(slot_spans):
-            covering = [s for s in spans if s[1] < end and start < s[2]]
-            if not covering:
-                fixed_slots[index] = slots[index].group()
-            elif any(s[1] > start or s[2] < end for s in covering):
-                return None  # a token boundary cuts a number
-        base = {k: v for k, v in event.items() if k in ("kind", "detail")}
-        return _Shape(event=base, tokens=list(spans), slot_spans=slot_spans, fixed_slots=fixed_slots)
-
-    def _from_shape(self, family: str, shape: _Shape, message: str, slots) -> dict | None:
-        for index, literal in shape.fixed_slots.items():
-            if slots[index].group() != literal:
-                return None
-        new_spans = [m.span() for m in slots]
-        event = dict(shape.event)
-        terminal_res = self._terminal_res[family]
-        for terminal, start, end in shape.tokens:
-            new_start = _shift(start, shape.slot_spans, new_spans)
-            new_end = _shift(end, shape.slot_spans, new_spans)
-            if new_start is None or new_end is None:
-                return None
-            text = message[new_start:new_end]
-            pattern = terminal_res.get(terminal)
-            if pattern is None or not pattern.fullmatch(text):
-                return None
-            for key, value in CONVERTERS[terminal](text).items():
-                if value is not None:
-                    event.setdefault(key, value)
-        return event
+        tree_order = [child for node in tree.iter_subtrees_topdown() for child in node.children
+                      if isinstance(child, Token)]
+        shape = _Shape.learn(message, event, tokens, tree_order, self._terminal_patterns[family])
+        return event, shape
 
 
 @cache
