@@ -67,8 +67,60 @@ def normalize_text(text: str) -> str:
     return text.translate(_TYPOGRAPHY)
 
 
+# The two headers that make up nearly every line of a sosreport, matched in one step each (see
+# _frame_common); anything else, or anything after them that framing would strip too, takes the
+# general loop.
+_BSD_COMMON = re.compile(
+    r"(Jan|Feb|Mar|Apr|May|Jun|Jul|Aug|Sep|Oct|Nov|Dec) +(\d{1,2}) (\d\d:\d\d:\d\d)(\.\d+)? (\S+) "
+    r"([^\s:\[]+)(?:\[\d+\])?: ?(?:\[ *(\d+\.\d+)\] ?)?")
+_ISO_COMMON = re.compile(
+    r"(\d{4}-\d\d-\d\d[T ]\d\d:\d\d:\d\d(?:[.,]\d+)?(?:Z|[+-]\d\d:?\d\d)?) +(\S+) "
+    r"([^\s:\[]+)(?:\[\d+\])?: ?(?:\[ *(\d+\.\d+)\] ?)?")
+_ISO_PARTS = re.compile(r"(\d{4}-\d\d-\d\d)[T ](\d\d:\d\d:\d\d)([.,]\d+)?(Z|[+-]\d\d:?\d\d)?")
+
+
 def frame_line(line: str) -> Framed:
     text = normalize_text(line.rstrip("\r\n"))
+    return _frame_common(text) or _frame_general(text)
+
+
+def _frame_common(text: str) -> Framed | None:
+    """A BSD syslog or RFC 3339 header, perhaps with a dmesg stamp, then the message; None when the
+    line is anything else, or more header follows that only the general loop strips."""
+    first = text[:1]
+    if first.isalpha():
+        m = _BSD_COMMON.match(text)
+        if m is None:
+            return None
+        framed = Framed(message="", header="syslog", host=m[5], tag=m[6],
+                        month_day_time=(MONTHS[m[1]], int(m[2]), m[3], m[4] or ""))
+    elif first.isdigit():
+        m = _ISO_COMMON.match(text)
+        if m is None:
+            return None
+        framed = Framed(message="", header="rfc3339", host=m[2], tag=m[3], wall=_iso_datetime(m[1]))
+    else:
+        return None
+    rest = text[m.end():]
+    if rest[:1] in ("<", "[") or rest[:1].isdigit():
+        return None
+    if m.lastindex == 7 and first.isalpha() or m.lastindex == 4 and not first.isalpha():
+        framed.uptime = float(m[m.lastindex])
+    stripped = rest.lstrip()
+    framed.indented = len(stripped) != len(rest)
+    framed.message = stripped.rstrip()
+    return framed
+
+
+def _iso_datetime(stamp: str) -> datetime | None:
+    try:
+        return datetime.fromisoformat(stamp)
+    except ValueError:  # what fromisoformat refuses, _parse_iso judges (an impossible date is None)
+        m = _ISO_PARTS.fullmatch(stamp)
+        return _parse_iso(m[1], m[2], m[3], m[4]) if m else None
+
+
+def _frame_general(text: str) -> Framed:
     framed = Framed(message=text)
     pos = 0
     progress = True
