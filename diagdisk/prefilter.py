@@ -38,6 +38,17 @@ from diagdisk.errors import DiagdiskError
 ENGINES = ("hyperscan", "python")
 
 CandidateLine = tuple[int, int, frozenset[str]]
+# Below this many keyword hits in a chunk the plain loop is faster than setting up arrays.
+_VECTOR_MIN_OCCURRENCES = 4096
+
+
+def _numbered(chunk: bytes, found: list[CandidateLine]) -> list[tuple[int, int, frozenset[str], int]]:
+    numbered, line, position = [], 0, 0
+    for start, end, families in found:
+        line += chunk.count(b"\n", position, start)
+        position = start
+        numbered.append((start, end, families, line))
+    return numbered
 
 
 def hyperscan_available() -> bool:
@@ -99,13 +110,17 @@ class Prefilter:
         `end` is the offset of the line's b"\\n" (or len(chunk) for a last line without one), so
         chunk[start:end] is the line without its newline.
         """
+        return [(start, end, families) for start, end, families, _ in self.numbered_candidate_lines(chunk)]
+
+    def numbered_candidate_lines(self, chunk: bytes) -> list[tuple[int, int, frozenset[str], int]]:
+        """As candidate_lines, with each line's index in the chunk (0 for its first line)."""
         if not self._literals or not chunk:
             return []
         if self.engine == "hyperscan":
             return self._candidates_hyperscan(bytes(chunk))
-        return self._candidates_python(chunk)
+        return _numbered(chunk, self._candidates_python(chunk))
 
-    def _candidates_hyperscan(self, chunk: bytes) -> list[CandidateLine]:
+    def _candidates_hyperscan(self, chunk: bytes) -> list[tuple[int, int, frozenset[str], int]]:
         literal_count = len(self._literals)
         # Hyperscan calls back once per occurrence; packing (end, literal) into one int and sorting
         # afterwards keeps the callback to a single append and makes the order certain.
@@ -116,6 +131,8 @@ class Prefilter:
             append(end * literal_count + literal_id)
 
         self._database.scan(chunk, match_event_handler=on_match)
+        if len(occurrences) >= _VECTOR_MIN_OCCURRENCES:
+            return self._group_with_numpy(chunk, occurrences)
         occurrences.sort()
 
         masks = self._masks
@@ -137,7 +154,32 @@ class Prefilter:
             line_mask |= masks[literal_id]
         if line_end >= 0:
             found.append((line_start, line_end, self.family_set(line_mask)))
-        return found
+        return _numbered(chunk, found)
+
+    def _group_with_numpy(self, chunk: bytes, occurrences: list[int]) -> list[tuple[int, int, frozenset[str], int]]:
+        """The same lines as the loop above, grouped by array operations: in an error storm there
+        are hundreds of thousands of keyword hits per chunk, and a Python step per hit adds up."""
+        import numpy as np
+
+        literal_count = len(self._literals)
+        packed = np.array(occurrences, dtype=np.int64)
+        packed.sort()
+        ends, literal_ids = np.divmod(packed, literal_count)
+        newlines = np.flatnonzero(np.frombuffer(chunk, dtype=np.uint8) == 10)
+        # a keyword holds no newline: its line is the one after the newlines before its end
+        line_index = np.searchsorted(newlines, ends, side="left")
+        first_hit = np.flatnonzero(np.diff(line_index, prepend=-1))
+        masks = np.bitwise_or.reduceat(np.asarray(self._masks, dtype=np.int64)[literal_ids], first_hit)
+        lines = line_index[first_hit]
+        starts = np.where(lines > 0, newlines[np.maximum(lines - 1, 0)] + 1, 0) if len(newlines) else np.zeros_like(lines)
+        padded = np.append(newlines, len(chunk))
+        line_ends = padded[lines]
+        masks = masks.tolist()
+        for mask in set(masks):
+            self.family_set(mask)
+        sets = self._family_sets
+        return [(start, end, sets[mask], index) for start, end, mask, index in
+                zip(starts.tolist(), line_ends.tolist(), masks, lines.tolist())]
 
     def _candidates_python(self, chunk: bytes) -> list[CandidateLine]:
         find, rfind, size = chunk.find, chunk.rfind, len(chunk)

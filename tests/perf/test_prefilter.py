@@ -106,3 +106,13 @@ def test_any_text_matches_reference(engine, pieces):
     keywords = {"block": ["I/O error"], "buffer": ["Buffer I/O error"], "scsi": ["Sense Key", "Key"]}
     chunk = "".join(pieces).encode()
     assert Prefilter(keywords, engine=engine).candidate_lines(chunk) == reference_candidates(keywords, chunk)
+
+
+@pytest.mark.parametrize("engine", ENGINES)
+def test_numbered_lines_count_from_the_chunk_start_whatever_the_grouping(engine, storm_log, monkeypatch):
+    import diagdisk.prefilter as prefilter_module
+    prefilter = Prefilter(STORAGE_KEYWORDS, engine=engine)
+    expected = [(s, e, f, storm_log.count(b"\n", 0, s)) for s, e, f in reference_candidates(STORAGE_KEYWORDS, storm_log)]
+    for threshold in (1, 10**9):  # hits grouped with arrays, and one by one
+        monkeypatch.setattr(prefilter_module, "_VECTOR_MIN_OCCURRENCES", threshold)
+        assert prefilter.numbered_candidate_lines(storm_log) == expected
