@@ -6,24 +6,27 @@ Each step is a module of its own; this one only wires them in the one direction 
 from __future__ import annotations
 
 import contextlib
+import functools
+import multiprocessing
+import os
 import re
+import signal
 from dataclasses import dataclass, field
 from datetime import datetime, timezone
 from pathlib import Path
 
 from . import inventory
-from .clock import resolve_times
-from .enrich import enrich_event
 from .errors import InputError, PartialRead, is_partial
 from .events import NON_EVENT_KINDS
 from .framing import MONTHS
 from .inputs import STDIN_NAME, OpenedInput, open_input
 from .limits import Limits
-from .logread import MAX_UNPARSED_SAMPLES, LogReader
+from .linegrammar import default_parser
+from .logread import MAX_UNPARSED_SAMPLES, default_prefilter
+from .logsource import read_log_source
 from .mdlog import apply_md_events
 from .safeio import read_text_capped
 from .sources import EXPECTED_SOURCES, Source, classify_in_tree, is_sosreport_root, sniff_format
-from .stitch import stitch
 from .topology import Topology
 
 
@@ -46,8 +49,11 @@ class Analysis:
     report_date: datetime | None = None
     sources: list[SourceReport] = field(default_factory=list)
     missing_sources: list[str] = field(default_factory=list)
+    # event records (diagdisk.records): one per distinct event of a source, `repeat` times over
     events: list[dict] = field(default_factory=list)
     topology: Topology = field(default_factory=Topology)
+    sequences: list = field(default_factory=list)   # SequenceLinks of each log source
+    printouts: list = field(default_factory=list)   # RAID conf printouts of the log sources
     smart: list = field(default_factory=list)
     warnings: list[str] = field(default_factory=list)
     limits: Limits = field(default_factory=Limits)
@@ -129,8 +135,13 @@ def parse_report_date(text: str) -> datetime | None:
     return None
 
 
-def analyze(paths: list[str], reader: LogReader | None = None, limits: Limits | None = None,
-            strict: bool = False) -> Analysis:
+def analyze(paths: list[str], limits: Limits | None = None, strict: bool = False, jobs: int | None = None,
+            keep_each: bool = False, chunk_size: int = 16 << 20) -> Analysis:
+    """Read every input, fold events into records, and build the device topology.
+
+    `jobs` log sources are read at once in worker processes (default: one per CPU); `keep_each`
+    keeps every event as its own record (for `diagdisk events`). Neither changes the result.
+    """
     analysis = Analysis(input=", ".join(paths), limits=limits or Limits(), strict=strict)
     with contextlib.ExitStack() as stack:
         all_sources: list[Source] = []
@@ -143,8 +154,10 @@ def analyze(paths: list[str], reader: LogReader | None = None, limits: Limits | 
             if not found:
                 analysis.warnings.append(f"{path}: holds no log, sosreport or command output diagdisk can read")
             all_sources.extend(found)
+        # the same sources in the same order, whatever order the inputs were named in
+        all_sources.sort(key=lambda s: (s.format, s.rotation_key, s.name))
         _read_metadata(analysis, all_sources)
-        _read_sources(analysis, all_sources, reader or LogReader(limits=analysis.limits))
+        _read_sources(analysis, all_sources, jobs, keep_each, chunk_size)
     formats = {s.format for s in all_sources}
     analysis.missing_sources = [desc for fmt, desc in EXPECTED_SOURCES.items() if fmt not in formats]
     _build_topology(analysis)
@@ -182,24 +195,30 @@ def _latest_log_mtime(sources: list[Source]) -> datetime | None:
         return None
 
 
-def _read_sources(analysis: Analysis, sources: list[Source], reader: LogReader) -> None:
+def _read_sources(analysis: Analysis, sources: list[Source], jobs: int | None, keep_each: bool,
+                  chunk_size: int) -> None:
     from .smart import parse_smartctl_json, parse_smartctl_text
+    logs = [source for source in sources if source.format == "log"]
+    log_results = iter(read_logs(logs, analysis, jobs, keep_each, chunk_size))
     for source in sources:
         report = SourceReport(name=source.name, format=source.format, warnings=list(source.warnings))
         analysis.sources.append(report)
         try:
             if source.format == "log":
-                result = reader.read(source.path, source.name)
-                events = stitch(result.events)
-                resolve_times(events, source.name, analysis.report_date)
-                report.lines = result.lines
-                report.events = sum(1 for e in events if e["kind"] not in NON_EVENT_KINDS)
-                report.unparsed_candidates = result.unparsed_candidates
-                report.unparsed_samples = result.unparsed_samples
-                report.warnings.extend(result.warnings)
-                if result.header_style:
-                    report.format = result.header_style
-                analysis.events.extend(events)
+                result = next(log_results)
+                if isinstance(result, BaseException):
+                    raise result
+                read = result.read
+                report.lines = read.lines
+                report.events = result.events
+                report.unparsed_candidates = read.unparsed_candidates
+                report.unparsed_samples = read.unparsed_samples
+                report.warnings.extend(read.warnings)
+                if read.header_style:
+                    report.format = read.header_style
+                analysis.events.extend(result.records)
+                analysis.sequences.append(result.sequence)
+                analysis.printouts.extend(result.printouts)
             elif source.format in _TABLE_PARSERS:
                 text = _read_table(source, analysis, report)
                 report.lines = text.count("\n")
@@ -219,6 +238,59 @@ def _read_sources(analysis: Analysis, sources: list[Source], reader: LogReader) 
             if analysis.strict:
                 raise
             report.warnings.append(PartialRead(f"{source.name}: {exc}"))
+
+
+def read_logs(logs: list[Source], analysis: Analysis, jobs: int | None, keep_each: bool,
+              chunk_size: int) -> list:
+    """The LogSourceResult of each log source, in order; a source that failed gives its exception.
+
+    Several sources are read by a pool of worker processes (forked after the grammars are built,
+    so each starts ready); results come back in the sources' order whatever order they finish in.
+    """
+    task = functools.partial(_read_one_log, report_date=analysis.report_date, limits=analysis.limits,
+                             strict=analysis.strict, keep_each=keep_each, chunk_size=chunk_size)
+    jobs = min(jobs or os.cpu_count() or 1, len(logs))
+    if jobs <= 1 or "fork" not in multiprocessing.get_all_start_methods():
+        return [task(source) for source in logs]
+    default_parser(), default_prefilter()  # built once here, inherited by every worker
+    from concurrent.futures import ProcessPoolExecutor
+    pool = ProcessPoolExecutor(max_workers=jobs, mp_context=multiprocessing.get_context("fork"),
+                               initializer=_ignore_interrupts)
+    try:
+        # the largest first, so one big file does not start last and keep the others waiting
+        order = sorted(range(len(logs)), key=lambda i: -_size_of(logs[i]))
+        futures = {index: pool.submit(task, logs[index]) for index in order}
+        return [futures[index].result() for index in range(len(logs))]
+    except BaseException:
+        for process in list((pool._processes or {}).values()):
+            process.terminate()
+        raise
+    finally:
+        pool.shutdown(wait=True, cancel_futures=True)
+
+
+def _read_one_log(source: Source, report_date, limits: Limits, strict: bool, keep_each: bool, chunk_size: int):
+    try:
+        return read_log_source(source.path, source.name, report_date, limits, keep_each=keep_each,
+                               chunk_size=chunk_size)
+    except InputError as exc:
+        return exc
+    except (OSError, ValueError) as exc:
+        if strict:
+            raise
+        return exc
+
+
+def _ignore_interrupts() -> None:
+    # Ctrl-C reaches the whole process group: the parent stops the workers and reports it once
+    signal.signal(signal.SIGINT, signal.SIG_IGN)
+
+
+def _size_of(source: Source) -> int:
+    try:
+        return source.path.stat().st_size
+    except OSError:
+        return 0
 
 
 def _read_table(source: Source, analysis: Analysis, report: SourceReport) -> str:
@@ -279,14 +351,13 @@ _TABLE_PARSERS = {
 
 def _build_topology(analysis: Analysis) -> None:
     topology = analysis.topology
-    topology.learn_from_events(analysis.events)
+    topology.learn_from_events(analysis.events, analysis.sequences)
     for event in analysis.events:
         topology.resolve(event)
     # a merged report ties its H:C:T:L to the disk its major:minor names: learn those links too
-    topology.learn_from_events(analysis.events)
+    topology.learn_from_events(analysis.events, analysis.sequences)
     for event in analysis.events:
         topology.resolve(event)
-        enrich_event(event)
     for event in analysis.events:
         if event["kind"] in NON_EVENT_KINDS:
             continue
@@ -299,7 +370,7 @@ def _build_topology(analysis: Analysis) -> None:
             device.type = device.type or "nvme"
         elif event.get("ata_port"):
             topology.device(name=event["ata_port"])
-    apply_md_events(analysis.events, topology)
+    apply_md_events(analysis.events, topology, analysis.printouts)
     for smart in analysis.smart:
         name = smart.device
         device = topology.device(name=name) if name else None

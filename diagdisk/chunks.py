@@ -43,8 +43,8 @@ import lzma
 import os
 import stat
 import zlib
-from collections.abc import Iterator
-from typing import BinaryIO
+from collections.abc import Iterable, Iterator
+from typing import BinaryIO, NamedTuple
 
 from diagdisk.errors import InputError, PartialRead
 from diagdisk.limits import Limits
@@ -333,3 +333,78 @@ def _stop_at_cap(reader, view: memoryview, filled: int, first_line: int, notes: 
         yield chunk, first_line
     notes.note(PartialRead(f"{notes.name}: read its first {text_bytes} bytes of text, the per-file cap; "
                            f"the rest is not analysed (see --max-file-size)"))
+
+
+class Window(NamedTuple):
+    """Lines to work on (text[core_start:core_end]) with some lines around them for context."""
+
+    text: bytes
+    first_line: int      # line number of text[0]
+    core_start: int
+    core_end: int
+
+
+def _last_lines(data: bytes, count: int) -> bytes:
+    """The last `count` complete lines of `data` (which ends with a newline), or all of it."""
+    position = len(data) - 1
+    for _ in range(count):
+        position = data.rfind(b"\n", 0, position)
+        if position < 0:
+            return data
+    return data[position + 1:]
+
+
+def _first_lines_end(data: bytes, count: int) -> int:
+    position = -1
+    for _ in range(count):
+        position = data.find(b"\n", position + 1)
+        if position < 0:
+            return len(data)
+    return position + 1
+
+
+def iter_windows(chunks: Iterable[tuple[bytes, int]], context_lines: int,
+                 first_core_bytes: int = 0) -> Iterator[Window]:
+    """Regroup chunks into windows whose core lines come with up to `context_lines` lines before
+    and after them, so that work on a line can look at its neighbours wherever the chunks were cut.
+
+    Sample input::
+
+        >>> chunks = [(b"a\\n", 1), (b"b\\n", 2), (b"c\\n", 3), (b"d", 4)]
+        >>> [(w.text[w.core_start:w.core_end], w.text, w.first_line) for w in iter_windows(chunks, 1)]
+        [(b'a\\n', b'a\\nb\\n', 1), (b'b\\n', b'a\\nb\\nc\\n', 1), (b'c\\nd', b'b\\nc\\nd', 2)]
+
+    The first core holds at least `first_core_bytes` of text (or all of it), so what is judged from
+    the start of a file sees the same bytes whatever the chunk size. Cores partition the text.
+    """
+    tail = b""
+    tail_lines = 0
+    core_parts: list[bytes] = []
+    core_bytes = 0
+    core_first = 1
+    ahead_parts: list[bytes] = []
+    ahead_newlines = 0
+    for chunk, first_line in chunks:
+        if not core_parts:
+            core_first = first_line
+        if not core_parts or core_bytes < first_core_bytes:
+            core_parts.append(chunk)
+            core_bytes += len(chunk)
+            continue
+        ahead_parts.append(chunk)
+        ahead_newlines += chunk.count(b"\n")
+        if ahead_newlines < context_lines:
+            continue
+        ahead = b"".join(ahead_parts)
+        core = b"".join(core_parts)
+        yield Window(tail + core + ahead[:_first_lines_end(ahead, context_lines)], core_first - tail_lines,
+                     len(tail), len(tail) + len(core))
+        tail = _last_lines(core, context_lines) if core.count(b"\n") >= context_lines \
+            else _last_lines(tail + core, context_lines)
+        tail_lines = tail.count(b"\n")
+        core_first += core.count(b"\n")
+        core_parts, core_bytes = [ahead], len(ahead)
+        ahead_parts, ahead_newlines = [], 0
+    if core_parts:
+        core = b"".join(core_parts + ahead_parts)
+        yield Window(tail + core, core_first - tail_lines, len(tail), len(tail) + len(core))

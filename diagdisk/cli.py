@@ -141,7 +141,7 @@ def events(ctx, paths, output_format, output, max_file_size, max_total_size, max
         from .analysis import analyze as run_analysis
         from .eventtable import event_frame
         analysis = run_analysis(list(paths), limits=_limits(max_file_size, max_total_size, max_events),
-                                strict=_debug(ctx))
+                                strict=_debug(ctx), keep_each=True)
         frame = event_frame(analysis.events)
         if output_format == "csv":
             text = frame.to_csv(index=False)

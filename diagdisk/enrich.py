@@ -8,7 +8,7 @@ the sense report it belongs to.
 from __future__ import annotations
 
 from .decode import DecodeError
-from .decode.cdb import decode_cdb_text
+from .decode.cdb import decode_cdb_named, decode_cdb_text
 from .decode.result import decode_result
 from .decode.sense import decode_sense
 
@@ -20,7 +20,14 @@ _ALIAS_SENSE = {
 _DRIVER_SENSE = "DRIVER_SENSE"
 
 
+# what an event must hold for there to be anything to decode
+_RAW_FIELDS = frozenset({"result", "sense_hex", "cdb_hex", "taskfile"})
+
+
 def enrich_event(event: dict) -> dict:
+    if not _RAW_FIELDS.intersection(event) and (event.get("kind"), event.get("detail")) not in _ALIAS_SENSE:
+        return event
+    event.pop("_signature", None)  # decoding adds fields its plan did not give
     constants = _ALIAS_SENSE.get((event.get("kind"), event.get("detail")))
     if constants:
         for key, value in zip(("sense_key", "asc", "ascq"), constants):
@@ -46,14 +53,7 @@ def enrich_event(event: dict) -> dict:
         except (DecodeError, ValueError):
             pass
     if event.get("cdb_hex") and event.get("opcode") is None:
-        text = f'{event.get("cdb_name") or ""} {event["cdb_hex"]}'.strip()
-        try:
-            cdb = decode_cdb_text(text)
-        except DecodeError:
-            try:
-                cdb = decode_cdb_text(event["cdb_hex"])
-            except DecodeError:
-                cdb = None
+        cdb = _decode_printed_cdb(event.get("cdb_name"), event["cdb_hex"])
         if cdb is not None:
             event["opcode"] = cdb.opcode
             event.setdefault("op", cdb.name.split("(")[0].strip().upper() if cdb.name else None)
@@ -62,6 +62,25 @@ def enrich_event(event: dict) -> dict:
     if event.get("taskfile"):
         _enrich_taskfile(event)
     return event
+
+
+def _decode_printed_cdb(name: str | None, printed: str):
+    """The CDB a kernel line printed (the grammar checked it is hex bytes), with its name when given."""
+    try:
+        data = bytes.fromhex(printed)
+    except ValueError:
+        data = None
+    if data:
+        try:
+            return decode_cdb_named(data, name)
+        except DecodeError:
+            pass
+    for text in (f"{name or ''} {printed}".strip(), printed):
+        try:
+            return decode_cdb_text(text)
+        except DecodeError:
+            continue
+    return None
 
 
 def _enrich_taskfile(event: dict) -> None:

@@ -26,6 +26,10 @@ class DiagdiskError(Exception):
         self.path = path
         super().__init__(message)
 
+    def __reduce__(self):
+        # keep the path when the error crosses from a worker process to the parent
+        return (self.__class__, (str(self), self.path))
+
     def one_line(self) -> str:
         return f"{self.path}: {self}" if self.path else str(self)
 

@@ -9,13 +9,15 @@ sense key on its own line) or after (a journal printed newest first).
 
 from __future__ import annotations
 
+import re
+from collections.abc import Iterator
 from dataclasses import dataclass, field
 from functools import cache
 
-from .chunks import iter_chunks
+from .chunks import iter_chunks, iter_windows
 from .events import IDENTITY_FIELDS
 from .framing import Framed, frame_line
-from .errors import PartialRead
+from .lineplan import _BSD_START, _ISO_START, LinePlans
 from .limits import Limits
 from .linegrammar import MessageParser, default_parser, grammar_specs, kernel_families
 from .prefilter import Prefilter
@@ -39,6 +41,7 @@ class LogReadResult:
     unparsed_samples: list[tuple[int, str]] = field(default_factory=list)
     header_style: str | None = None
     warnings: list[str] = field(default_factory=list)
+    events_read: int = 0
 
 
 def _has_identity(event: dict) -> bool:
@@ -60,128 +63,207 @@ def _line_bounds(chunk: bytes, start: int, end: int, step: int) -> tuple[int, in
     return next_start, (len(chunk) if next_end < 0 else next_end)
 
 
+# Neighbouring lines a message may need: a wrapped message spans up to 3 more lines, and a
+# continuation line looks back as far for the line it continues.
+_CONTEXT_LINES = 4
+# Header styles are judged on the first lines of the file, within this many bytes.
+_HEADER_SNIFF_BYTES = 65536
+# What a line that only names a SCSI device starts with (grammars/scsi.lark `modern` and `legacy`
+# scsi_context rules): a cheap test before the grammar is asked about a neighbouring line.
+_MAY_NAME_A_SCSI_DEVICE = re.compile(r"(?:sd|sr|st|ses|sg|osst|ch|scsi) \d|scsi\d")
+# A line that starts like this has a header (framing finds one): it continues no message.
+_HEADER_START = re.compile(_BSD_START + b"|" + _ISO_START + rb"|\[ *\d+\.\d+\]|<\d{1,3}>")
+
+
 class LogReader:
     def __init__(self, parser: MessageParser | None = None, prefilter: Prefilter | None = None,
-                 limits: Limits | None = None):
+                 limits: Limits | None = None, use_plans: bool = True):
         self.parser = parser or default_parser()
         self.limits = limits or Limits()
-        self.events_left = self.limits.max_events  # for all the sources this reader reads
         self.prefilter = prefilter or default_prefilter()
         self._family_order = {name: i for i, name in enumerate(self.parser.families)}
+        self._ordered_families: dict[frozenset, tuple[str, ...]] = {}
+        self._frames: dict[int, Framed] = {}
+        self._whole_shapes: set[tuple] = set()
+        self.plans = LinePlans()
+        self.use_plans = use_plans  # off only to check that plans read what the general way reads
+        self.plan_hits = 0
 
     def read(self, path, source_name: str, chunk_size: int = 16 << 20) -> LogReadResult:
+        """Every event of one log, in line order (for tools and tests; analyses stream them)."""
         result = LogReadResult()
+        result.events = list(self.iter_events(path, source_name, result, chunk_size))
+        return result
+
+    def iter_events(self, path, source_name: str, result: LogReadResult,
+                    chunk_size: int = 16 << 20) -> Iterator[dict]:
+        """Yield the events of one log in line order; counts and warnings go to `result`.
+
+        What a line means never depends on where the chunks were cut: each chunk is read with a few
+        lines of its neighbours around it (chunks.iter_windows), and the header style is judged on
+        the same first bytes whatever the chunk size.
+        """
         headered: bool | None = None
+        consumed_line = 0        # last physical line a message already took (with its continuations)
         last_line_count = 0
-        for chunk, first_line in iter_chunks(path, chunk_size=chunk_size, warnings=result.warnings, name=source_name,
-                                             max_line_bytes=self.limits.max_line_bytes,
-                                             max_bytes=self.limits.max_file_bytes):
+        chunks = iter_chunks(path, chunk_size=chunk_size, warnings=result.warnings, name=source_name,
+                             max_line_bytes=self.limits.max_line_bytes, max_bytes=self.limits.max_file_bytes)
+        for window in iter_windows(chunks, _CONTEXT_LINES, _HEADER_SNIFF_BYTES):
+            text, core_start, core_end = window.text, window.core_start, window.core_end
             if headered is None:
-                headered = self._detect_headers(chunk, result)
-            consumed_until = -1
-            line_no = first_line
-            position = 0
-            for start, end, families in self.prefilter.candidate_lines(chunk):
-                if start < consumed_until:
+                headered = self._detect_headers(text[core_start:core_end], result)
+            pending: list[dict] = []
+            self._frames: dict[int, Framed] = {}
+            first_line = window.first_line
+            plans = self.plans
+            for start, end, families, index in self.prefilter.numbered_candidate_lines(text):
+                if start < core_start:
                     continue
-                line_no += chunk.count(b"\n", position, start)
-                position = start
-                framed = self._frame(chunk, start, end)
+                if start >= core_end:
+                    break
+                line_no = first_line + index
+                if line_no <= consumed_line:
+                    continue
+                line = text[start:end]
+                plan_key = plans.key(families, line)
+                event = plans.read(plan_key, line, text, start, end) if headered and self.use_plans else None
+                if event is not None:
+                    self.plan_hits += 1
+                    consumed_line = line_no
+                    event["source"], event["line"], event["raw"] = source_name, line_no, line.decode()
+                    pending.append(event)
+                    continue
+                first_line_no = line_no
+                framed = self._frame(text, start, end)
                 if headered and framed.header is None and not framed.indented:
                     # a continuation line: parse the message it continues, unless that was done
-                    opening = self._opening_line(chunk, start, consumed_until)
+                    opening = self._opening_line(text, start, line_no, consumed_line)
                     if opening is None:
                         continue
                     start, end, back = opening
-                    line_no -= back
-                    position = start
-                    framed = self._frame(chunk, start, end)
-                message, last = framed.message, end
+                    first_line_no = line_no - back
+                    framed = self._frame(text, start, end)
+                message, last, joined = framed.message, end, 0
                 if headered:
-                    message, last = self._join_continuations(chunk, end, message)
-                consumed_until = last
-                ordered = sorted(families, key=lambda f: self._family_order.get(f, 99))
-                events = self._parse_message(message, ordered)
+                    message, last, joined = self._join_continuations(text, end, message)
+                consumed_line = first_line_no + joined
+                events = self._parse_message(message, self._families_in_order(families))
                 if not events:
                     result.unparsed_candidates += 1
                     if len(result.unparsed_samples) < MAX_UNPARSED_SAMPLES:
-                        result.unparsed_samples.append((line_no, message))
+                        result.unparsed_samples.append((first_line_no, message))
                     continue
-                raw = " ".join(part.rstrip("\r") for part in decode_log_bytes(chunk[start:last]).split("\n"))
+                raw = decode_log_bytes(text[start:last])
+                if "\n" in raw:
+                    raw = " ".join(part.rstrip("\r") for part in raw.split("\n"))
+                if len(events) == 1 and last == end and first_line_no == line_no:
+                    self._learn_plan(plan_key, line, framed, events[0], families)
                 for event in events:
-                    self._stamp(event, framed, source_name, line_no, raw)
+                    _stamp(event, framed, source_name, first_line_no, raw)
                     if not _has_identity(event):
-                        self._add_context(chunk, start, end, line_no, source_name, result)
-                    result.events.append(event)
-            last_line_count = first_line + chunk.count(b"\n") - 1 + (0 if chunk.endswith(b"\n") else 1)
-            if len(result.events) > self.events_left:
-                result.warnings.append(PartialRead(
-                    f"{source_name}: over {self.limits.max_events} events in this analysis (the events cap, see "
-                    f"--max-events); stopped reading after line {last_line_count}"))
-                break
-        self.events_left -= len(result.events)
+                        pending.extend(self._context_events(text, start, end, first_line_no, source_name))
+                    pending.append(event)
+            last_line_count = window.first_line + text.count(b"\n", 0, core_end) - 1 \
+                + (0 if text[core_end - 1:core_end] == b"\n" else 1)
+            pending.sort(key=_line_of)  # context lines before an event come before it
+            result.events_read += len(pending)
+            yield from pending
         result.lines = max(last_line_count, 0)
-        result.events.sort(key=lambda e: e["line"])
-        return result
 
-    def _detect_headers(self, chunk: bytes, result: LogReadResult) -> bool:
+    def _learn_plan(self, key: tuple, line: bytes, framed: Framed, event: dict, families: frozenset) -> None:
+        """Keep a plan for lines like this one, if one reads it exactly as framing and grammar did."""
+        if framed.header not in ("syslog", "rfc3339") or "#012" in framed.message:
+            return
+        parsed, family, shape = self.parser.parse_shaped(framed.message, self._families_in_order(families))
+        if shape is None or parsed != event:
+            return
+        expected = dict(event)
+        _stamp_time(expected, framed)
+        self.plans.learn(key, line, family, shape, self.parser.terminal_patterns(family), expected,
+                         needs_context=not _has_identity(event))
+
+    def _continues(self, text: bytes, end: int) -> bool:
+        """Whether the line after the one ending at `end` continues its message."""
+        if end + 1 >= len(text) or _HEADER_START.match(text, end + 1):
+            return False
+        framed = self._frame(text, *_line_bounds(text, 0, end, 1))
+        return not (framed.header is not None or framed.indented or not framed.message
+                    or framed.message == ":")
+
+    def _families_in_order(self, families: frozenset) -> tuple[str, ...]:
+        ordered = self._ordered_families.get(families)
+        if ordered is None:
+            ordered = self._ordered_families[families] = tuple(sorted(
+                families, key=lambda f: self._family_order.get(f, 99)))
+        return ordered
+
+    def _detect_headers(self, start_of_file: bytes, result: LogReadResult) -> bool:
         styles = []
-        for raw in chunk[:65536].split(b"\n")[:50]:
+        for raw in start_of_file[:_HEADER_SNIFF_BYTES].split(b"\n")[:50]:
             if raw.strip():
                 styles.append(frame_line(decode_log_bytes(raw)).header)
         headered = [s for s in styles if s in _HEADER_STYLES]
         if styles and len(headered) * 2 > len(styles):
-            result.header_style = max(set(headered), key=headered.count)
+            result.header_style = max(sorted(set(headered)), key=headered.count)
             return True
         result.header_style = "bare"
         return False
 
-    @staticmethod
-    def _frame(chunk: bytes, start: int, end: int) -> Framed:
-        return frame_line(decode_log_bytes(chunk[start:end]))
+    def _frame(self, text: bytes, start: int, end: int) -> Framed:
+        # a line is framed once per window, though a storm looks at most lines twice (as the line
+        # after a message, to see whether it continues it, then as a message of its own)
+        framed = self._frames.get(start)
+        if framed is None:
+            framed = self._frames[start] = frame_line(decode_log_bytes(text[start:end]))
+        return framed
 
-    def _opening_line(self, chunk: bytes, start: int, consumed_until: int) -> tuple[int, int, int] | None:
+    def _opening_line(self, text: bytes, start: int, line_no: int,
+                      consumed_line: int) -> tuple[int, int, int] | None:
         """Bounds of the headered line a continuation line belongs to, and how many lines back it
         is; None when it was already parsed (with its continuation) or is not within reach."""
         bounds = (start, start)
-        for back in range(1, 4):  # as far as _join_continuations reaches forward
-            bounds = _line_bounds(chunk, bounds[0], bounds[1], -1)
-            if bounds is None or bounds[0] < consumed_until:
+        for back in range(1, _CONTEXT_LINES):  # as far as _join_continuations reaches forward
+            bounds = _line_bounds(text, bounds[0], bounds[1], -1)
+            if bounds is None or line_no - back <= consumed_line:
                 return None
-            framed = self._frame(chunk, *bounds)
+            framed = self._frame(text, *bounds)
             if framed.header is not None:
                 return bounds[0], bounds[1], back
             if framed.indented or not framed.message:
                 return None
         return None
 
-    def _join_continuations(self, chunk: bytes, end: int, message: str) -> tuple[str, int]:
+    def _join_continuations(self, text: bytes, end: int, message: str) -> tuple[str, int, int]:
+        """The message with the lines that continue it, the offset where it ends, and how many
+        lines it took beyond its first."""
         last = end
-        for _ in range(3):  # a wrapped message spans a few lines at most
-            bounds = _line_bounds(chunk, 0, last, 1)
-            if bounds is None:
+        joined = 0
+        for _ in range(_CONTEXT_LINES - 1):  # a wrapped message spans a few lines at most
+            if not self._continues(text, last):
                 break
-            next_framed = self._frame(chunk, *bounds)
-            if (next_framed.header is not None or next_framed.indented or not next_framed.message
-                    or next_framed.message == ":"):
-                break
+            bounds = _line_bounds(text, 0, last, 1)
+            next_framed = self._frame(text, *bounds)
             message = f"{message} {next_framed.message}"
             last = bounds[1]
-        return message, last
+            joined += 1
+        return message, last, joined
 
-    def _parse_message(self, message: str, families: list[str]) -> list[dict]:
+    def _parse_message(self, message: str, families: tuple[str, ...]) -> list[dict]:
         if "#012" in message:
             # rsyslog escapes a newline inside one printk as #012 (md prints two sentences at once)
             return [event for part in message.split("#012") if part.strip()
                     for event in self._parse_one_message(part.strip(), families)]
         return self._parse_one_message(message, families)
 
-    def _parse_one_message(self, message: str, families: list[str]) -> list[dict]:
+    def _parse_one_message(self, message: str, families: tuple[str, ...]) -> list[dict]:
         """The events of one message. Text pasted where a line break was lost holds two messages
         ('... Write error - auto reallocation failed I/O error: dev 08:02, sector N'): when a
         keyword of another family starts later in the line and both halves parse, both count."""
         whole = self.parser.parse(message, families)
         if whole is not None and len(families) == 1:
+            return [whole]
+        shape = (families, message.encode().translate(None, b"0123456789abcdefABCDEF"))
+        if whole is not None and shape in self._whole_shapes:
             return [whole]
         specs = grammar_specs()
         other = [f for f in families if whole is None or f != whole["family"]]
@@ -191,30 +273,51 @@ class LogReader:
             tail = self.parser.parse(message[cut:], families)
             if head is not None and tail is not None:
                 return [head, tail]
-            if whole is None and head is not None:
+            # a head that only names a device says nothing of what the rest of the line reports
+            if whole is None and head is not None and head["kind"] != "scsi_context":
                 return [head]
-        return [whole] if whole is not None else []
+        if whole is not None:
+            # a message of this shape is one message: later ones need not be cut again
+            if len(self._whole_shapes) >= 20000:
+                self._whole_shapes.clear()
+            self._whole_shapes.add(shape)
+            return [whole]
+        return []
 
-    def _add_context(self, chunk, start, end, line_no, source_name, result) -> None:
+    def _context_events(self, text, start, end, line_no, source_name) -> list[dict]:
+        """The lines just before and after an event that names no device, when they only name
+        one (3.x printed 'sd 3:0:0:0: [sdc]' alone, then the sense key on its own line)."""
+        found = []
         for step in (-1, 1):
-            bounds = _line_bounds(chunk, start, end, step)
+            bounds = _line_bounds(text, start, end, step)
             if bounds is None:
                 continue
-            framed = self._frame(chunk, *bounds)
+            framed = self._frame(text, *bounds)
+            if not _MAY_NAME_A_SCSI_DEVICE.match(framed.message):
+                continue
             context = self.parser.parse(framed.message, ["scsi"])
             if context is not None and context["kind"] == "scsi_context" and _has_identity(context):
-                self._stamp(context, framed, source_name, line_no + step,
-                            decode_log_bytes(chunk[bounds[0]:bounds[1]]).rstrip("\r"))
-                result.events.append(context)
+                _stamp(context, framed, source_name, line_no + step,
+                       decode_log_bytes(text[bounds[0]:bounds[1]]).rstrip("\r"))
+                found.append(context)
+        return found
 
-    @staticmethod
-    def _stamp(event: dict, framed: Framed, source_name: str, line_no: int, raw: str) -> None:
-        event["source"] = source_name
-        event["line"] = line_no
-        event["raw"] = raw
-        if framed.wall is not None:
-            event["_wall"] = framed.wall
-        if framed.month_day_time is not None:
-            event["_mdt"] = framed.month_day_time
-        if framed.uptime is not None:
-            event["_uptime"] = framed.uptime
+
+def _line_of(event: dict) -> int:
+    return event["line"]
+
+
+def _stamp(event: dict, framed: Framed, source_name: str, line_no: int, raw: str) -> None:
+    event["source"] = source_name
+    event["line"] = line_no
+    event["raw"] = raw
+    _stamp_time(event, framed)
+
+
+def _stamp_time(event: dict, framed: Framed) -> None:
+    if framed.wall is not None:
+        event["_wall"] = framed.wall
+    if framed.month_day_time is not None:
+        event["_mdt"] = framed.month_day_time
+    if framed.uptime is not None:
+        event["_uptime"] = framed.uptime

@@ -27,30 +27,51 @@ class _Printout:
     members: dict[int, tuple[str, bool]] = field(default_factory=dict)   # slot -> (member, online)
 
 
-def apply_md_events(events: list[dict], topology: Topology) -> None:
-    printouts: list[_Printout] = []
-    open_printout: _Printout | None = None
-    for event in events:
-        if open_printout is not None and (event["source"] != open_printout.source
-                                          or event["line"] - open_printout.last_line > _PRINTOUT_GAP_LINES):
-            open_printout = None
+class PrintoutCollector:
+    """Gathers the RAID conf printouts of one source, fed its events in line order."""
+
+    KINDS = frozenset({"info", "md_member"})   # the kinds of a printout's lines
+
+    def __init__(self) -> None:
+        self.printouts: list[_Printout] = []
+        self._open: _Printout | None = None
+
+    @property
+    def open(self) -> bool:
+        """A printout is open: every event may end it (feed them all until it is closed)."""
+        return self._open is not None
+
+    def feed(self, event: dict) -> None:
+        printout = self._open
+        if printout is not None and (event["source"] != printout.source
+                                     or event["line"] - printout.last_line > _PRINTOUT_GAP_LINES):
+            printout = self._open = None
         detail = event.get("detail")
         if event["kind"] == "info" and detail == "conf_printout":
-            open_printout = _Printout(event["source"], event.get("md_level"), event["line"])
-            printouts.append(open_printout)
-            continue
-        if open_printout is not None and event["kind"] == "info" and detail == "conf_counts":
-            open_printout.raid_disks = event.get("md_raid_disks")
-            open_printout.working = event.get("md_devices_left")
-            open_printout.last_line = event["line"]
-            continue
-        if open_printout is not None and event["kind"] == "md_member":
+            self._open = _Printout(event["source"], event.get("md_level"), event["line"])
+            self.printouts.append(self._open)
+        elif printout is not None and event["kind"] == "info" and detail == "conf_counts":
+            printout.raid_disks = event.get("md_raid_disks")
+            printout.working = event.get("md_devices_left")
+            printout.last_line = event["line"]
+        elif printout is not None and event["kind"] == "md_member":
             member = event.get("partition") or event.get("device")
             if member and event.get("md_slot") is not None:
-                open_printout.members[event["md_slot"]] = (member, event.get("md_online") != 0)
-            open_printout.last_line = event["line"]
-            continue
-        if event.get("md") is not None:
+                printout.members[event["md_slot"]] = (member, event.get("md_online") != 0)
+            printout.last_line = event["line"]
+
+
+def apply_md_events(events: list[dict], topology: Topology, printouts: list[_Printout] | None = None) -> None:
+    """Update md arrays from named md events and RAID conf printouts; the printouts are gathered
+    from `events` (in line order) unless a PrintoutCollector already gathered them."""
+    if printouts is None:
+        collector = PrintoutCollector()
+        for event in events:
+            collector.feed(event)
+        printouts = collector.printouts
+    for event in events:
+        if event.get("md") is not None and not (event["kind"] == "info" and event.get("detail") in (
+                "conf_printout", "conf_counts")):
             _apply_named_event(event, topology)
     for printout in printouts:
         _apply_printout(printout, topology)

@@ -240,20 +240,36 @@ def _selection_mask(frame: pd.DataFrame, rule: Rule) -> pd.Series:
     return mask
 
 
-def _densest_window(times: list[float | None], units: list[str], window: float | None) -> tuple[int, int]:
-    """(most events, most distinct units) inside any window of `window` seconds."""
-    if window is None or any(t is None or (isinstance(t, float) and math.isnan(t)) for t in times):
-        return len(times), len(set(units) - {None})
-    order = sorted(range(len(times)), key=lambda i: times[i])
-    best_count = best_units = 0
-    start = 0
-    for end in range(len(order)):
-        while times[order[end]] - times[order[start]] > window:
-            start += 1
-        inside = order[start:end + 1]
-        best_count = max(best_count, len(inside))
-        best_units = max(best_units, len({units[i] for i in inside} - {None}))
-    return best_count, best_units
+def _densest_window(records: list[dict], window: float | None) -> int:
+    """Most distinct units with events inside any window of `window` seconds (on one clock).
+
+    Each record brings its `_runs` [(second, count)]; a record without times (a log with no
+    clock) makes the window unknowable, and then every unit of the group counts.
+    """
+    units = {r.get("unit") for r in records} - {None, ""}
+    if window is None or any(not r.get("_runs") for r in records):
+        return len(units)
+    by_clock: dict[str, list[tuple[float, str | None]]] = {}
+    for record in records:
+        points = by_clock.setdefault(record.get("clock") or "none", [])
+        points.extend((t, record.get("unit") or None) for t, _ in record["_runs"])
+    best = 0
+    for points in by_clock.values():
+        points.sort(key=lambda p: p[0])
+        inside: dict[str, int] = {}
+        start = 0
+        for t, unit in points:
+            if unit:
+                inside[unit] = inside.get(unit, 0) + 1
+            while t - points[start][0] > window:
+                gone = points[start][1]
+                if gone:
+                    inside[gone] -= 1
+                    if not inside[gone]:
+                        del inside[gone]
+                start += 1
+            best = max(best, len(inside))
+    return best
 
 
 @dataclass
@@ -335,18 +351,17 @@ def evaluate_rule(rule: Rule, context: RuleContext) -> list[dict]:
     for group_key, group in groups:
         if group.empty:
             continue
-        units = [u if isinstance(u, str) and u else None for u in group["unit"]]
-        times = [None if pd.isna(t) else float(t) for t in group["t"]]
-        best_count, best_units = _densest_window(times, units, window)
-        repeats = group["repeat"].fillna(1).astype(int).sum() if "repeat" in group else len(group)
-        if max(best_count, 0) < count_needed and repeats < count_needed or best_units < units_needed:
+        repeats = int(group["repeat"].fillna(1).astype(int).sum())
+        if repeats < count_needed:
+            continue
+        records = [context.records[i] for i in group["_index"]]
+        if units_needed and _densest_window(records, window) < units_needed:
             continue
         if including is not None and not _mask(group, including).any():
             continue
         if rule.quiet_neighbours and rule.group_by == "unit" and _neighbours_noisy(group_key, frame, mask):
             continue
-        records = [context.records[i] for i in group["_index"]]
-        findings.append(_finding(rule, context, group_key, records, int(repeats)))
+        findings.append(_finding(rule, context, group_key, records, repeats))
     return findings
 
 
@@ -364,16 +379,19 @@ def _finding(rule: Rule, context: RuleContext, group_key, records: list[dict], c
     else:
         label = (group_key or None) if rule.group_by == "host" else None
         suspect = {"hctl": None, "device": label or _shared_component(records), "model": None, "serial": None}
-    times = sorted(r["time"] for r in records if r.get("time"))
-    evidence = sorted(records, key=lambda r: (r["source"], r["line"]))[:MAX_EVIDENCE]
+    firsts = [r.get("_first") or r.get("time") for r in records]
+    lasts = [r.get("_last") or r.get("time") for r in records]
+    samples = sorted((r["source"], line, text) for r in records
+                     for line, text in (r.get("_samples") or [(r["line"], r["raw"])]))
     units = sorted({r.get("unit") for r in records if r.get("unit")})
     return {
         "rule": rule.id, "title": rule.title, "severity": rule.severity, "fru": rule.fru,
         "suspect": {k: suspect.get(k) for k in ("hctl", "device", "model", "serial")},
         "md_arrays": suspect.get("md_arrays", []),
         "confidence": rule.confidence, "count": count,
-        "first": times[0] if times else None, "last": times[-1] if times else None,
-        "evidence": [{"source": r["source"], "line": r["line"], "text": r["raw"]} for r in evidence],
+        "first": min(filter(None, firsts), default=None), "last": max(filter(None, lasts), default=None),
+        "evidence": [{"source": source, "line": line, "text": text}
+                     for source, line, text in samples[:MAX_EVIDENCE]],
         "explanation": rule.description.strip(),
         "recommendation": rule.recommendation.strip(),
         "units": units,

@@ -24,30 +24,59 @@ def _adapter_wide(group: dict) -> bool:
     return group["kind"] == "reset" and group.get("detail") in ("host", "controller")
 
 
+_IDENTITY_KEY_SET = frozenset(_IDENTITY_KEYS)
+
+
 def _compatible(group: dict, event: dict) -> bool:
-    for key in _IDENTITY_KEYS:
-        a, b = group.get(key), event.get(key)
-        if a is not None and b is not None and a != b:
+    for key in _IDENTITY_KEY_SET.intersection(event):
+        a = group.get(key)
+        if a is not None and a != event[key] and event[key] is not None:
             return False
     return True
 
 
 def _merge_into(group: dict, event: dict) -> None:
+    group.pop("_signature", None)  # the report's fields are no longer those of its first line
     for key, value in event.items():
         if key in ("kind", "detail", "line", "raw", "source", "family", "grammar") or key.startswith("_"):
             continue
         if group.get(key) is None:
             group[key] = value
-    group.setdefault("_lines", []).append((event["line"], event["raw"]))
 
 
-def stitch(events: list[dict]) -> list[dict]:
-    """Events of one source, in line order -> merged events."""
-    merged: list[dict] = []
-    open_group: dict | None = None
-    for event in events:
+_SCSI_ERRORS = {"scsi_result", "sense", "timeout", "abort", "offline", "ata_exception", "ata_detail", "nvme_error"}
+# a block-layer or filesystem error this many lines after a SCSI/ATA error is that error's consequence
+_CONSEQUENCE_LINES = 3
+
+
+# kinds whose report stays open for detail lines that follow it
+_MAY_OPEN = GROUP_KINDS | DETAIL_KINDS | {"abort", "timeout", "reset"}
+
+
+class Stitcher:
+    """Events of one source, fed in line order -> merged events, each handed out once final.
+
+    A report stays open while detail lines may still join it; it is final when the next report
+    starts, when MERGE_WINDOW_LINES pass without a line joining it, or at `close()`.
+    """
+
+    def __init__(self) -> None:
+        self._open: dict | None = None
+        self._last_error_line: int | None = None
+
+    def feed(self, event: dict) -> list[dict]:
+        """The reports that became final with this event (usually none or one)."""
+        done: list[dict] = []
         kind = event["kind"]
+        open_group = self._open
+        if open_group is None and kind not in _MAY_OPEN:
+            # nothing open to join, and this kind opens nothing: a report of its own (most of a storm)
+            group = dict(event)
+            group["_last_line"] = event["line"]
+            self._finish(group, done)
+            return done
         if open_group is not None and event["line"] - open_group["_last_line"] > MERGE_WINDOW_LINES:
+            self._close(done)
             open_group = None
         if open_group is not None and _compatible(open_group, event):
             # the CDB printed after a host reset is the command that triggered it, not the reset's unit
@@ -58,38 +87,54 @@ def stitch(events: list[dict]) -> list[dict]:
                 open_group.get(k) is not None for k in IDENTITY_FIELDS))
             if joins or promotes or fills_identity:
                 if promotes:
+                    open_group.pop("_signature", None)
                     open_group["kind"] = kind
                     if event.get("detail"):
                         open_group["detail"] = event["detail"]
                 _merge_into(open_group, event)
                 open_group["_last_line"] = event["line"]
-                continue
+                return done
+        self._close(done)
         group = dict(event)
         group["_last_line"] = event["line"]
-        merged.append(group)
-        open_group = group if (kind in GROUP_KINDS or kind in DETAIL_KINDS
-                               or kind in ("abort", "timeout", "reset")) else None
-    for group in merged:
-        if group["kind"] in _FRAME_ONLY and (group.get("asc") is not None or group.get("sense_key") is not None
-                                             or group.get("sense_hex")):
-            group["kind"] = "sense"  # sense detail with no key line of its own: still a sense report
-        elif group["kind"] == "ata_detail" and (group.get("ata_error") or group.get("serror")):
-            group["kind"] = "ata_exception"  # its header came later (a journal printed newest first)
-    _mark_consequences(merged)
-    return [g for g in merged if g["kind"] not in _FRAME_ONLY]
+        if kind in _MAY_OPEN:
+            self._open = group
+        else:
+            self._finish(group, done)
+        return done
+
+    def close(self) -> list[dict]:
+        done: list[dict] = []
+        self._close(done)
+        return done
+
+    def _close(self, done: list[dict]) -> None:
+        if self._open is not None:
+            group, self._open = self._open, None
+            self._finish(group, done)
+
+    def _finish(self, group: dict, done: list[dict]) -> None:
+        kind = group["kind"]
+        if kind in _FRAME_ONLY and (group.get("asc") is not None or group.get("sense_key") is not None
+                                    or group.get("sense_hex")):
+            kind = group["kind"] = "sense"  # sense detail with no key line of its own: still a sense report
+            group.pop("_signature", None)
+        elif kind == "ata_detail" and (group.get("ata_error") or group.get("serror")):
+            kind = group["kind"] = "ata_exception"  # its header came later (a journal printed newest first)
+            group.pop("_signature", None)
+        last_line = group.pop("_last_line")
+        if kind in _SCSI_ERRORS:
+            self._last_error_line = last_line
+        elif kind in ("io_error", "fs_error") and self._last_error_line is not None \
+                and group["line"] - self._last_error_line <= _CONSEQUENCE_LINES:
+            group["consequence"] = True
+            group.pop("_signature", None)
+        if kind not in _FRAME_ONLY:
+            done.append(group)
 
 
-_SCSI_ERRORS = {"scsi_result", "sense", "timeout", "abort", "offline", "ata_exception", "ata_detail", "nvme_error"}
-
-
-def _mark_consequences(merged: list[dict]) -> None:
-    """A block-layer I/O error printed right after a SCSI/ATA error is that error's consequence."""
-    last_error: dict | None = None
-    for event in merged:
-        if event["kind"] in _SCSI_ERRORS:
-            last_error = event
-        elif event["kind"] in ("io_error", "fs_error") and last_error is not None \
-                and event["line"] - last_error["_last_line"] <= 3:
-            event["consequence"] = True
-    for event in merged:
-        event.pop("_last_line", None)
+def stitch(events: list[dict]) -> list[dict]:
+    """Events of one source, in line order -> merged events."""
+    stitcher = Stitcher()
+    merged = [group for event in events for group in stitcher.feed(event)]
+    return merged + stitcher.close()

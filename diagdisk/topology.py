@@ -112,15 +112,18 @@ class Topology:
                 device.type = _normal_type(record.type)
             device.sources.add(origin)
 
-    def learn_from_events(self, events: list[dict]) -> None:
+    def learn_from_events(self, events: list[dict], sequences: list["SequenceLinks"] | None = None) -> None:
+        """Links from events (or records); `sequences` are what the order of each source's events
+        showed (SequenceLinks), computed here from `events` when not given."""
         for event in events:
             if event.get("hctl") and event.get("device"):
                 self.link(event["hctl"], event["device"], f'{event["source"]}:{event["line"]}')
-        self._link_ata_ports(events)
+        if sequences is None:
+            sequences = SequenceLinks.of_events(events)
+        self._learn_sequences(sequences)
         for event in events:
             if event.get("pci") and event.get("host") is not None:
                 self.pci_to_host.setdefault(event["pci"], event["host"])
-        self._link_adapters(events)
         for event in events:
             if event.get("kind") == "attach" and (event.get("hctl") or event.get("device")):
                 device = self.device(event.get("hctl"), event.get("device"))
@@ -131,57 +134,30 @@ class Topology:
                     device.type = _normal_type(event["devtype"])
                 device.sources.add(event["source"])
 
-    def _link_ata_ports(self, events: list[dict]) -> None:
-        """An EH block (exception .. EH complete) of ataN that holds exactly one SCSI device's lines
-        ties ataN to that device; so does an ATA identify line next to a SCSI attach of one model."""
-        by_source: dict[str, list[dict]] = {}
-        for event in events:
-            by_source.setdefault(event["source"], []).append(event)
-        candidates: dict[str, set[str]] = {}
-        for source_events in by_source.values():
-            open_ports: dict[str, set[str]] = {}
-            for event in source_events:
-                port = event.get("ata_port")
-                if port and event["kind"] in ("ata_exception", "ata_detail", "ata_link"):
-                    open_ports.setdefault(port, set())
-                if port and event["kind"] == "ata_eh_complete":
-                    seen = open_ports.pop(port, set())
-                    if seen:
-                        candidates.setdefault(port, set()).update(seen)
-                    else:
-                        open_ports[port] = set()  # reversed journal: the block follows
-                    continue
-                if event.get("hctl") and not port:
-                    for seen in open_ports.values():
-                        seen.add(event["hctl"])
-            for port, seen in open_ports.items():
-                if seen:
-                    candidates.setdefault(port, set()).update(seen)
-        for port, hctls in candidates.items():
+    def _learn_sequences(self, sequences: list["SequenceLinks"]) -> None:
+        port_candidates: dict[str, set[str]] = {}
+        adapter_hosts: dict[str, set[int]] = {}
+        for sequence in sequences:
+            for port, hctls in sequence.port_candidates.items():
+                port_candidates.setdefault(port, set()).update(hctls)
+            for adapter, hosts in sequence.adapter_hosts.items():
+                adapter_hosts.setdefault(adapter, set()).update(hosts)
+        for port, hctls in sorted(port_candidates.items()):
             if len(hctls) == 1:
                 self.ata_to_hctl[port] = next(iter(hctls))
             else:
-                self.conflicts.append(f"{port}: its error handling shows several devices "
-                                      f"({', '.join(sorted(hctls))}); not linked")
-
-    def _link_adapters(self, events: list[dict]) -> None:
-        """An adapter's own message about a command (mpt2sas_cm0: attempting host reset!
-        scmd(X)) ties the adapter to the SCSI host of the device that command was sent to."""
-        host_of_command: dict[tuple[str, str], set[int]] = {}
-        for event in events:
-            if event.get("scmd") and event.get("host") is not None and not event.get("adapter"):
-                host_of_command.setdefault((event["source"], event["scmd"]), set()).add(event["host"])
-        hosts_of_adapter: dict[str, set[int]] = {}
-        for event in events:
-            if event.get("adapter") and event.get("scmd"):
-                hosts = host_of_command.get((event["source"], event["scmd"]), set())
-                hosts_of_adapter.setdefault(event["adapter"], set()).update(hosts)
-        for adapter, hosts in hosts_of_adapter.items():
+                self._conflict(f"{port}: its error handling shows several devices "
+                               f"({', '.join(sorted(hctls))}); not linked")
+        for adapter, hosts in sorted(adapter_hosts.items()):
             if len(hosts) == 1:
                 self.adapter_to_host[adapter] = next(iter(hosts))
             elif len(hosts) > 1:
-                self.conflicts.append(f"{adapter}: its commands went to several SCSI hosts "
-                                      f"({', '.join(f'host{h}' for h in sorted(hosts))}); not linked")
+                self._conflict(f"{adapter}: its commands went to several SCSI hosts "
+                               f"({', '.join(f'host{h}' for h in sorted(hosts))}); not linked")
+
+    def _conflict(self, message: str) -> None:
+        if message not in self.conflicts:
+            self.conflicts.append(message)
 
     # ---- resolving
     def resolve(self, event: dict) -> None:
@@ -303,3 +279,74 @@ def unit_of(event: dict) -> str | None:
     if event.get("usb_port"):
         return f"usb {event['usb_port']}"
     return None
+
+
+# command addresses remembered per source: a storm of commands must not grow memory without end
+_MAX_COMMANDS = 200_000
+
+
+class SequenceLinks:
+    """What only the order of one source's events shows, fed those events in line order.
+
+    - An EH block (exception .. EH complete) of ataN that holds exactly one SCSI device's lines ties
+      ataN to that device (a block may also follow its 'EH complete' in a journal printed newest first).
+    - An adapter's own message about a command (mpt2sas_cm0: attempting host reset! scmd(X)) ties
+      the adapter to the SCSI host of the device that command was sent to.
+    """
+
+    def __init__(self) -> None:
+        self.port_candidates: dict[str, set[str]] = {}
+        self.adapter_hosts: dict[str, set[int]] = {}
+        self._open_ports: dict[str, set[str]] = {}
+        self._command_hosts: dict[str, set[int]] = {}
+        self._adapter_commands: dict[str, set[str]] = {}
+
+    @classmethod
+    def of_events(cls, events: list[dict]) -> list["SequenceLinks"]:
+        by_source: dict[str, SequenceLinks] = {}
+        for event in events:
+            by_source.setdefault(event["source"], cls()).feed(event)
+        for links in by_source.values():
+            links.close()
+        return list(by_source.values())
+
+    def wants(self, event: dict) -> bool:
+        """Whether feeding `event` can change anything (most events of a storm cannot)."""
+        return bool(self._open_ports) or "ata_port" in event or "scmd" in event
+
+    def feed(self, event: dict) -> None:
+        port = event.get("ata_port")
+        kind = event.get("kind")
+        if port and kind in ("ata_exception", "ata_detail", "ata_link"):
+            self._open_ports.setdefault(port, set())
+        if port and kind == "ata_eh_complete":
+            seen = self._open_ports.pop(port, set())
+            if seen:
+                self.port_candidates.setdefault(port, set()).update(seen)
+            else:
+                self._open_ports[port] = set()  # reversed journal: the block follows
+        elif event.get("hctl") and not port:
+            for seen in self._open_ports.values():
+                seen.add(event["hctl"])
+        command = event.get("scmd")
+        if command:
+            if event.get("adapter"):
+                self._remember(self._adapter_commands, event["adapter"], command)
+            elif event.get("host") is not None:
+                self._remember(self._command_hosts, command, event["host"])
+
+    @staticmethod
+    def _remember(mapping: dict, key, value) -> None:
+        if key in mapping or len(mapping) < _MAX_COMMANDS:
+            mapping.setdefault(key, set()).add(value)
+
+    def close(self) -> None:
+        for port, seen in self._open_ports.items():
+            if seen:
+                self.port_candidates.setdefault(port, set()).update(seen)
+        self._open_ports = {}
+        for adapter, commands in self._adapter_commands.items():
+            hosts = self.adapter_hosts.setdefault(adapter, set())
+            for command in commands:
+                hosts.update(self._command_hosts.get(command, ()))
+        self._command_hosts, self._adapter_commands = {}, {}

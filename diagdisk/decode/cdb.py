@@ -192,10 +192,14 @@ def decode_cdb_text(text: str) -> Cdb:
     match = _NAME_BEFORE_HEX.search(stripped) or _BARE_NAME_HEX.search(stripped)
     if not match:
         return decode_cdb(parse_hex(stripped))
-    data = parse_hex(match.group("hex"))
-    name = match.group("name")
+    return decode_cdb_named(parse_hex(match.group("hex")), match.group("name"))
+
+
+def decode_cdb_named(data: bytes, name: str | None) -> Cdb:
+    """Decode CDB bytes printed after an operation name; 2.4 kernels left the operation code byte
+    out (the name says it), so when exactly that byte is missing it is put back."""
     opcode = _OPCODE_BY_NAME.get(_normalize_name(name)) if name else None
-    if opcode is not None and data[0] != opcode:
+    if opcode is not None and data and data[0] != opcode:
         length = expected_length(opcode)
         if length is not None and len(data) == length - 1:
             data = bytes([opcode]) + data

@@ -30,26 +30,26 @@ def build_report(analysis, findings: list[dict] | None = None, verdict: dict | N
     sectors: dict[str, set[int]] = defaultdict(set)
     for event in events:
         key = _summary_key(event)
+        first, last = _first_last(event)
         entry = summary.get(key)
         if entry is None:
             entry = summary[key] = {
                 "device": key[0] or event.get("unit"),
                 "hctl": key[1], "kind": key[2], "sense_key": key[3], "asc_ascq": key[4],
-                "count": 0, "first": event.get("time"), "last": event.get("time")}
+                "count": 0, "first": first, "last": last}
         entry["count"] += event.get("repeat") or 1
-        if event.get("time"):
-            entry["first"] = min(filter(None, (entry["first"], event["time"])))
-            entry["last"] = max(filter(None, (entry["last"], event["time"])))
-        sector = event.get("sector")
-        if sector is not None and event["kind"] in _LBA_KINDS:
+        entry["first"] = min(filter(None, (entry["first"], first)), default=None)
+        entry["last"] = max(filter(None, (entry["last"], last)), default=None)
+        if event["kind"] in _LBA_KINDS:
             label = event.get("device") or event.get("hctl") or event.get("unit")
-            if label and len(sectors[label]) < MAX_SECTORS:
-                sectors[label].add(sector)
+            found = event.get("_sectors") or ([event["sector"]] if event.get("sector") is not None else [])
+            if label and found and len(sectors[label]) < MAX_SECTORS:
+                sectors[label].update(found[:MAX_SECTORS - len(sectors[label])])
     for smart in analysis.smart:
         lbas = getattr(smart, "failing_lbas", None) or []
         if smart.device and lbas:
             sectors[smart.device].update(lbas[:MAX_SECTORS])
-    times = sorted(e["time"] for e in events if e.get("time"))
+    times = sorted(t for e in events for t in _first_last(e) if t)
     topology = analysis.topology
     return {
         "schema": SCHEMA,
@@ -98,16 +98,26 @@ def _devices(analysis, events: list[dict]) -> list[dict]:
     return rows
 
 
+def _first_last(event: dict) -> tuple[str | None, str | None]:
+    """ISO times of the first and last event a record stands for (a lone event: its own time)."""
+    if "_first" in event:
+        return event["_first"], event["_last"]
+    return event.get("time"), event.get("time")
+
+
 def _timeline(events: list[dict]) -> list[dict]:
-    timed = [e for e in events if e.get("clock") == "wall" and e.get("t") is not None]
-    if not timed:
+    points = [(t, count, event.get("unit") or "unknown", event["kind"])
+              for event in events if event.get("clock") == "wall"
+              for t, count in (event.get("_runs") or ([(event["t"], event.get("repeat") or 1)]
+                                                      if event.get("t") is not None else []))]
+    if not points:
         return []
-    start, end = min(e["t"] for e in timed), max(e["t"] for e in timed)
+    start, end = min(p[0] for p in points), max(p[0] for p in points)
     width = max((end - start) / _TIMELINE_BUCKETS, 1.0)
     buckets: Counter = Counter()
-    for event in timed:
-        index = min(int((event["t"] - start) / width), _TIMELINE_BUCKETS - 1)
-        buckets[(index, event.get("unit") or "unknown", event["kind"])] += event.get("repeat") or 1
+    for t, count, unit, kind in points:
+        index = min(int((t - start) / width), _TIMELINE_BUCKETS - 1)
+        buckets[(index, unit, kind)] += count
 
     def iso(t: float) -> str:
         return datetime.fromtimestamp(t, timezone.utc).replace(tzinfo=None).isoformat()

@@ -186,18 +186,36 @@ def test_thousands_of_rotated_logs_are_all_read_in_order(tmp_path):
     assert report["complete"] is True
 
 
+def _medium_error_on_target(target: int) -> bytes:
+    return MEDIUM_ERROR.replace(b"2:0:2:0: [sdc]", b"2:0:%d:0: [sd%s]" % (target, chr(97 + target % 26).encode()))
+
+
 def test_the_events_cap_stops_reading_with_a_warning_on_each_source_it_cuts(tmp_path):
     logs = tmp_path / "sosreport/var/log"
     logs.mkdir(parents=True)
-    # messages.1 is older, so it is read first and uses up the cap
-    (logs / "messages.1").write_bytes(b"".join(MEDIUM_ERROR.replace(b"tag#12", b"tag#%d" % i) for i in range(40)))
-    (logs / "messages").write_bytes(MEDIUM_ERROR * 5)
+    # 40 distinct events (one per target) go over a cap of 10; the other file's 2 do not
+    (logs / "messages.1").write_bytes(b"".join(_medium_error_on_target(i) for i in range(40)))
+    (logs / "messages").write_bytes(b"".join(_medium_error_on_target(i) for i in range(2)) * 3)
     (logs / "kern.log").write_bytes(b"Jan  1 00:00:00 db1 systemd[1]: nothing storage here\n")
     report = report_of([tmp_path / "sosreport"], Limits(max_events=10))
     cut = {s["path"]: s["warnings"] for s in report["sources"] if s["warnings"]}
-    assert sorted(cut) == ["var/log/messages", "var/log/messages.1"]
-    assert all("over 10 events in this analysis (the events cap" in w[0] and is_partial(w[0]) for w in cut.values())
+    assert sorted(cut) == ["var/log/messages.1"]
+    [warning] = cut["var/log/messages.1"]
+    assert "over 10 distinct events held for this source (the events cap" in warning and is_partial(warning)
+    assert "stopped reading after line 11" in warning  # line 11 closed the tenth report
+    assert source(report, "var/log/messages")["events"] == 6
     assert report["complete"] is False
+
+
+def test_copies_of_one_error_cost_one_record(tmp_path):
+    """Memory follows distinct events, not lines: one record, counted in full, whatever the count
+    (benchmarks/hostile.py runs ten million)."""
+    log = tmp_path / "messages"
+    log.write_bytes(MEDIUM_ERROR.replace(b"tag#12 ", b"") * 200_000)
+    analysis = analyze([str(log)])
+    [record] = [e for e in analysis.events if e["kind"] == "sense"]
+    assert record["repeat"] == 200_000
+    assert len(record["_samples"]) <= 20 and len(record["_runs"]) == 1
 
 
 # -- inputs that are not what they claim -------------------------------------------------------------

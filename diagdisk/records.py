@@ -1,0 +1,176 @@
+"""Events folded into records: one per distinct event signature, however often it occurred.
+
+A dying disk writes the same few messages millions of times; what tells the engineer which part to
+replace is which messages, about which device, how many and when, not each copy. A record holds
+the fields every event of its signature shares, with:
+
+- `repeat`: how many events it stands for;
+- `line`, `raw`, `time`, `t`: those of its first event (the earliest line of the source);
+- `_runs`: [(second, count)] on the record's clock, for time windows and the timeline;
+- `_samples`: [(line, raw)] of its first MAX_SAMPLES events, for evidence;
+- `_sectors`: the distinct sectors its events named (the smallest MAX_RECORD_SECTORS);
+- `_first`, `_last`: ISO times of its earliest and latest event (None without a wall clock).
+
+Memory grows with the number of distinct signatures and the seconds in which they occurred, not
+with the number of lines. The signature leaves out what changes from one copy of a message to the
+next (VOLATILE_FIELDS: the line, its text, time, sector, tag, the CDB bytes that carry the LBA).
+With `keep_each` every event is its own record with all its fields (`diagdisk events`).
+"""
+
+from __future__ import annotations
+
+from array import array
+
+from .clock import TimeResolver
+
+VOLATILE_FIELDS = frozenset({
+    "source", "line", "raw", "time", "t", "clock", "time_quality", "sector", "cdb_lba", "tag",
+    "cdb_hex", "sense_hex", "taskfile", "scmd", "repeat"})
+MAX_SAMPLES = 20
+MAX_RECORD_SECTORS = 1000
+
+
+class _Record:
+    __slots__ = ("fields", "count", "first_line", "samples", "sectors", "seconds", "counts",
+                 "first", "last", "clock")
+
+    def __init__(self, fields: dict, first_line: int, clock: str):
+        self.fields = fields
+        self.count = 0
+        self.first_line = first_line
+        self.samples: list[tuple[int, str]] = []
+        self.sectors: set[int] = set()        # pruned to the smallest MAX_RECORD_SECTORS
+        self.seconds = array("q")
+        self.counts = array("q")
+        self.first = self.last = None     # (second, line, when) of the earliest and latest event
+        self.clock = clock
+
+    def merge(self, other: "_Record") -> None:
+        """Take in a record of the same signature (from other lines of the same source)."""
+        self.count += other.count
+        self.first_line = min(self.first_line, other.first_line)
+        self.samples = sorted(self.samples + other.samples)[:MAX_SAMPLES]
+        self.sectors |= other.sectors
+        _prune(self.sectors)
+        self.seconds.extend(other.seconds)
+        self.counts.extend(other.counts)
+        if other.first is not None and (self.first is None or other.first[:2] < self.first[:2]):
+            self.first = other.first
+        if other.last is not None and (self.last is None or other.last[:2] > self.last[:2]):
+            self.last = other.last
+
+
+def _prune(sectors: set[int]) -> None:
+    if len(sectors) > MAX_RECORD_SECTORS:
+        keep = set(sorted(sectors)[:MAX_RECORD_SECTORS])
+        sectors.intersection_update(keep)
+
+
+class RecordBuilder:
+    """Folds the (stitched, enriched) events of one source into records."""
+
+    def __init__(self, source: str, keep_each: bool = False, max_records: int | None = None):
+        self.source = source
+        self.keep_each = keep_each
+        self.max_records = max_records
+        self._records: dict[tuple, _Record] = {}
+        self._each: list[_Record] = []
+        self.events = 0
+
+    @property
+    def full(self) -> bool:
+        """True once max_records distinct records are held: the caller stops reading."""
+        held = len(self._each) if self.keep_each else len(self._records)
+        return self.max_records is not None and held >= self.max_records
+
+    def add(self, event: dict) -> None:
+        """Fold in one event; the dict is taken apart (its volatile fields are removed).
+
+        Records are found by the event's fields in the order the dict holds them, which is cheap;
+        events of one signature whose fields came in another order are joined in finish()."""
+        when = event.pop("_when", None)
+        second = event.pop("_sec", None)
+        signature = event.pop("_signature", None)
+        clock = when[0] if when else "none"
+        count = event.pop("repeat", None) or 1
+        self.events += count
+        line, raw = event["line"], event["raw"]
+        sector = event.get("sector")
+        if self.keep_each:
+            del event["source"], event["raw"]
+            record = _Record(event, line, clock)
+            self._each.append(record)
+        else:
+            if signature is None:
+                for name in VOLATILE_FIELDS.intersection(event):
+                    del event[name]
+                key = (clock, *event.items())
+            else:
+                key = (clock, signature)
+            record = self._records.get(key)
+            if record is None:
+                if signature is not None:
+                    for name in VOLATILE_FIELDS.intersection(event):
+                        del event[name]
+                record = self._records[key] = _Record(event, line, clock)
+        record.count += count
+        if len(record.samples) < MAX_SAMPLES:
+            record.samples.append((line, raw))
+        if sector is not None:
+            sectors = record.sectors
+            sectors.add(sector)
+            if len(sectors) > 2 * MAX_RECORD_SECTORS:
+                _prune(sectors)
+        if second is not None:
+            if record.seconds and record.seconds[-1] == second:
+                record.counts[-1] += count
+            else:
+                record.seconds.append(second)
+                record.counts.append(count)
+            if record.first is None or second < record.first[0]:
+                record.first = (second, line, when)
+            if record.last is None or second >= record.last[0]:
+                record.last = (second, line, when)
+
+    def records(self) -> list[_Record]:
+        """One record per signature, by first line (events of one signature joined)."""
+        if self.keep_each:
+            return list(self._each)
+        joined: dict[tuple, _Record] = {}
+        for record in self._records.values():
+            key = (record.clock, frozenset(record.fields.items()))
+            known = joined.get(key)
+            if known is None:
+                joined[key] = record
+            else:
+                known.merge(record)
+        return sorted(joined.values(), key=lambda r: r.first_line)
+
+    def finish(self, resolver: TimeResolver) -> list[dict]:
+        """The records as event dicts, by first line, with their times resolved."""
+        return [_as_event(record, self.source, resolver) for record in self.records()]
+
+
+def _as_event(record: _Record, source: str, resolver: TimeResolver) -> dict:
+    event = dict(record.fields)
+    event["source"] = source
+    event["line"], event["raw"] = record.samples[0]
+    event["repeat"] = record.count
+    first = resolver.when(record.first[2]) if record.first else None
+    last = resolver.when(record.last[2]) if record.last else None
+    event["time"] = first[0] if first else None
+    event["t"] = first[1] if first else None
+    event["clock"] = resolver.clock_name(record.clock)
+    event["time_quality"] = resolver.quality(record.clock) if first else "none"
+    event["_first"] = first[0] if first else None
+    event["_last"] = last[0] if last else None
+    runs: dict[float, int] = {}
+    for second, count in zip(record.seconds, record.counts):
+        t = resolver.second(record.clock, second)
+        if t is not None:
+            runs[t] = runs.get(t, 0) + count
+    event["_runs"] = sorted(runs.items())
+    event["_samples"] = record.samples
+    _prune(record.sectors)
+    event["_sectors"] = sorted(record.sectors)
+    return event

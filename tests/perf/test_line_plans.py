@@ -1,0 +1,63 @@
+"""Line plans (diagdisk/lineplan.py) are a faster way to read the same events, never other events."""
+
+from pathlib import Path
+
+import pytest
+
+from diagdisk.logread import LogReader, LogReadResult
+from perf_data import generated_log
+
+CORPUS = Path(__file__).resolve().parents[1] / "corpus"
+SAMPLES = Path(__file__).resolve().parents[2] / "samples"
+
+
+# what a plan adds for the stages after it to save work: not a field of the event
+_HINTS = ("_signature", "_wall_second")
+
+
+def _events(path: Path, use_plans: bool) -> tuple[list[dict], LogReader]:
+    reader = LogReader(use_plans=use_plans)
+    result = LogReadResult()
+    events = list(reader.iter_events(path, path.name, result))
+    for event in events:
+        for hint in _HINTS:
+            event.pop(hint, None)
+    return events, reader
+
+
+def _logs():
+    for root in (CORPUS, SAMPLES):
+        for path in sorted(root.rglob("*")):
+            if path.is_file() and ("messages" in path.name or "dmesg" in path.name or "journal" in path.name):
+                yield pytest.param(path, id=str(path.relative_to(root.parent)))
+
+
+@pytest.mark.parametrize("path", list(_logs()))
+def test_plans_read_real_logs_as_framing_and_grammars_do(path):
+    # every line twice over, so the second copy of each shape is read by its plan
+    assert _events(path, True)[0] == _events(path, False)[0]
+
+
+@pytest.mark.parametrize("ratio, seed", [(0.3, 5), (0.01, 6), (0.9, 8)])
+def test_plans_read_generated_logs_as_framing_and_grammars_do(tmp_path, ratio, seed):
+    path = tmp_path / "messages"
+    path.write_bytes(generated_log(400_000, ratio, seed))
+    with_plans, reader = _events(path, True)
+    without, _ = _events(path, False)
+    assert with_plans == without
+    if ratio >= 0.3:
+        assert reader.plan_hits > 0.8 * len(with_plans), "plans should read most lines of a storm"
+
+
+def test_plans_read_repeated_real_lines_as_the_general_way(tmp_path):
+    """Real lines of every family, each repeated with other numbers: the repeats go to plans."""
+    lines = []
+    for path in sorted(CORPUS.rglob("var/log/messages")):
+        lines += [line for line in path.read_bytes().splitlines() if line[:3].isalpha() or line[:4].isdigit()]
+    text = b"\n".join(lines + [line.replace(b"1", b"7").replace(b"a", b"c") for line in lines]
+                      + [line.replace(b"0", b"12") for line in lines]) + b"\n"
+    path = tmp_path / "messages"
+    path.write_bytes(text)
+    with_plans, reader = _events(path, True)
+    assert with_plans == _events(path, False)[0]
+    assert reader.plan_hits > 0
