@@ -23,7 +23,8 @@ from .inputs import STDIN_NAME, OpenedInput, open_input
 from .limits import Limits
 from .linegrammar import default_parser
 from .logread import MAX_UNPARSED_SAMPLES, default_prefilter
-from .logsource import read_log_source
+from .logread import Segment
+from .logsource import SEGMENT_MIN_BYTES, join_segments, plan_segments, read_log_segment, read_log_source
 from .mdlog import apply_md_events
 from .safeio import read_text_capped
 from .sources import EXPECTED_SOURCES, Source, classify_in_tree, is_sosreport_root, sniff_format
@@ -136,11 +137,12 @@ def parse_report_date(text: str) -> datetime | None:
 
 
 def analyze(paths: list[str], limits: Limits | None = None, strict: bool = False, jobs: int | None = None,
-            keep_each: bool = False, chunk_size: int = 16 << 20) -> Analysis:
+            keep_each: bool = False, chunk_size: int = 16 << 20, segment_bytes: int = SEGMENT_MIN_BYTES) -> Analysis:
     """Read every input, fold events into records, and build the device topology.
 
-    `jobs` log sources are read at once in worker processes (default: one per CPU); `keep_each`
-    keeps every event as its own record (for `diagdisk events`). Neither changes the result.
+    `jobs` workers read log sources, and segments of large plain files, at once (default: one per
+    CPU; `segment_bytes` is the smallest segment); `keep_each` keeps every event as its own record
+    (for `diagdisk events`). None of them changes the result.
     """
     analysis = Analysis(input=", ".join(paths), limits=limits or Limits(), strict=strict)
     with contextlib.ExitStack() as stack:
@@ -157,7 +159,7 @@ def analyze(paths: list[str], limits: Limits | None = None, strict: bool = False
         # the same sources in the same order, whatever order the inputs were named in
         all_sources.sort(key=lambda s: (s.format, s.rotation_key, s.name))
         _read_metadata(analysis, all_sources)
-        _read_sources(analysis, all_sources, jobs, keep_each, chunk_size)
+        _read_sources(analysis, all_sources, jobs, keep_each, chunk_size, segment_bytes)
     formats = {s.format for s in all_sources}
     analysis.missing_sources = [desc for fmt, desc in EXPECTED_SOURCES.items() if fmt not in formats]
     _build_topology(analysis)
@@ -196,10 +198,10 @@ def _latest_log_mtime(sources: list[Source]) -> datetime | None:
 
 
 def _read_sources(analysis: Analysis, sources: list[Source], jobs: int | None, keep_each: bool,
-                  chunk_size: int) -> None:
+                  chunk_size: int, segment_bytes: int) -> None:
     from .smart import parse_smartctl_json, parse_smartctl_text
     logs = [source for source in sources if source.format == "log"]
-    log_results = iter(read_logs(logs, analysis, jobs, keep_each, chunk_size))
+    log_results = iter(read_logs(logs, analysis, jobs, keep_each, chunk_size, segment_bytes))
     for source in sources:
         report = SourceReport(name=source.name, format=source.format, warnings=list(source.warnings))
         analysis.sources.append(report)
@@ -241,36 +243,58 @@ def _read_sources(analysis: Analysis, sources: list[Source], jobs: int | None, k
 
 
 def read_logs(logs: list[Source], analysis: Analysis, jobs: int | None, keep_each: bool,
-              chunk_size: int) -> list:
+              chunk_size: int, segment_bytes: int = SEGMENT_MIN_BYTES) -> list:
     """The LogSourceResult of each log source, in order; a source that failed gives its exception.
 
-    Several sources are read by a pool of worker processes (forked after the grammars are built,
-    so each starts ready); results come back in the sources' order whatever order they finish in.
+    With several workers, sources are read by a pool of processes (forked after the grammars are
+    built, so each starts ready), and a large plain file is cut into segments read at once
+    (logsource.plan_segments); results are joined in the sources' order whatever order they finish in.
     """
-    task = functools.partial(_read_one_log, report_date=analysis.report_date, limits=analysis.limits,
-                             strict=analysis.strict, keep_each=keep_each, chunk_size=chunk_size)
-    jobs = min(jobs or os.cpu_count() or 1, len(logs))
+    jobs = jobs or os.cpu_count() or 1
+    options = dict(limits=analysis.limits, strict=analysis.strict, keep_each=keep_each, chunk_size=chunk_size)
     if jobs <= 1 or "fork" not in multiprocessing.get_all_start_methods():
-        return [task(source) for source in logs]
-    default_parser(), default_prefilter()  # built once here, inherited by every worker
+        return [_read_one_log(source, analysis.report_date, **options) for source in logs]
+    parser, prefilter = default_parser(), default_prefilter()  # built once here, inherited by every worker
+    tasks: list[tuple[int, Source, Segment | None]] = []
+    for index, source in enumerate(logs):
+        segments = plan_segments(source.path, source.name, jobs, prefilter, analysis.limits, segment_bytes)
+        tasks += [(index, source, segment) for segment in segments] if segments else [(index, source, None)]
+    if len(tasks) <= 1:
+        return [_read_one_log(source, analysis.report_date, **options) for source in logs]
     from concurrent.futures import ProcessPoolExecutor
-    pool = ProcessPoolExecutor(max_workers=jobs, mp_context=multiprocessing.get_context("fork"),
+    pool = ProcessPoolExecutor(max_workers=min(jobs, len(tasks)), mp_context=multiprocessing.get_context("fork"),
                                initializer=_ignore_interrupts)
     try:
         # the largest first, so one big file does not start last and keep the others waiting
-        order = sorted(range(len(logs)), key=lambda i: -_size_of(logs[i]))
-        futures = {index: pool.submit(task, logs[index]) for index in order}
-        return [futures[index].result() for index in range(len(logs))]
+        order = sorted(range(len(tasks)), key=lambda i: -_task_size(tasks[i]))
+        futures = {i: pool.submit(_read_one_log, tasks[i][1], analysis.report_date, segment=tasks[i][2], **options)
+                   for i in order}
+        done = [futures[i].result() for i in range(len(tasks))]
     except BaseException:
         for process in list((pool._processes or {}).values()):
             process.terminate()
         raise
     finally:
         pool.shutdown(wait=True, cancel_futures=True)
+    results = []
+    for index, source in enumerate(logs):
+        parts = [result for (task_index, _, _), result in zip(tasks, done) if task_index == index]
+        if len(parts) == 1:
+            results.append(parts[0])
+        elif any(isinstance(part, BaseException) for part in parts) or any(part.capped for part in parts):
+            # a damaged file or one that hits the events cap: read whole, as one reader would
+            results.append(_read_one_log(source, analysis.report_date, **options))
+        else:
+            results.append(join_segments(source.name, parts, analysis.report_date, keep_each))
+    return results
 
 
-def _read_one_log(source: Source, report_date, limits: Limits, strict: bool, keep_each: bool, chunk_size: int):
+def _read_one_log(source: Source, report_date, limits: Limits, strict: bool, keep_each: bool, chunk_size: int,
+                  segment: Segment | None = None):
     try:
+        if segment is not None:
+            return read_log_segment(source.path, source.name, segment, limits, keep_each=keep_each,
+                                    chunk_size=chunk_size)
         return read_log_source(source.path, source.name, report_date, limits, keep_each=keep_each,
                                chunk_size=chunk_size)
     except InputError as exc:
@@ -279,6 +303,11 @@ def _read_one_log(source: Source, report_date, limits: Limits, strict: bool, kee
         if strict:
             raise
         return exc
+
+
+def _task_size(task: tuple) -> int:
+    segment = task[2]
+    return segment.stop - segment.start if segment is not None else _size_of(task[1])
 
 
 def _ignore_interrupts() -> None:

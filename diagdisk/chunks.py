@@ -202,30 +202,52 @@ class _Notes:
                           f"they are read as Latin-1", "latin1")
 
 
-def _iter_stream(stream: BinaryIO, notes: _Notes, chunk_size: int, max_line_bytes: int,
-                 max_bytes: int | None, size: int | None = None) -> Iterator[tuple[bytes, int]]:
-    name = notes.name
+def iter_range_chunks(path: str | os.PathLike[str], start: int, stop: int, first_line: int,
+                      chunk_size: int = DEFAULT_CHUNK_SIZE, warnings: list[str] | None = None, *,
+                      name: str | None = None, max_line_bytes: int = Limits.max_line_bytes,
+                      ) -> Iterator[tuple[bytes, int]]:
+    """As iter_chunks, over bytes [start, stop) of a plain text file that starts at line
+    `first_line` (a segment: start and stop lie on line boundaries, the file was sniffed whole)."""
+    notes = _Notes(name or os.fspath(path), warnings)
     try:
-        head = stream.read(6)
+        stream = open(path, "rb")
     except OSError as exc:
-        raise InputError(f"cannot read: {exc.strerror or exc}", path=name) from None
-    compression = detect_compression(head)
-    reader = _open_decompressed(_Prepended(head, stream), compression)
+        raise InputError(f"cannot open: {exc.strerror or exc}", path=notes.name) from None
+    with stream:
+        stream.seek(start)
+        yield from _iter_stream(_UpTo(stream, stop - start), notes, chunk_size, max_line_bytes, None,
+                                stop - start, first_line=first_line, sniff=False)
+
+
+def _iter_stream(stream: BinaryIO, notes: _Notes, chunk_size: int, max_line_bytes: int,
+                 max_bytes: int | None, size: int | None = None, *, first_line: int = 1,
+                 sniff: bool = True) -> Iterator[tuple[bytes, int]]:
+    name = notes.name
+    compression = None
+    reader = stream
+    if sniff:
+        try:
+            head = stream.read(6)
+        except OSError as exc:
+            raise InputError(f"cannot read: {exc.strerror or exc}", path=name) from None
+        compression = detect_compression(head)
+        reader = _open_decompressed(_Prepended(head, stream), compression)
     read_size = min(chunk_size, _DECOMPRESSED_BLOCK) if compression else chunk_size
     what = f"{compression} data is corrupt or truncated" if compression else "read failed"
 
-    try:
-        sample = _read_up_to(reader, TEXT_SNIFF_BYTES)
-    except _READ_ERRORS as exc:
-        notes.note(PartialRead(f"{name}: {what} at its start; nothing was read ({exc})"))
-        return
-    if not sample:
-        notes.note(f"{name}: empty file; nothing to read")
-        return
-    if not looks_like_text(sample):
-        notes.note(PartialRead(f"{name}: binary data, not a text log; skipped"))
-        return
-    reader = _Prepended(sample, reader)
+    if sniff:
+        try:
+            sample = _read_up_to(reader, TEXT_SNIFF_BYTES)
+        except _READ_ERRORS as exc:
+            notes.note(PartialRead(f"{name}: {what} at its start; nothing was read ({exc})"))
+            return
+        if not sample:
+            notes.note(f"{name}: empty file; nothing to read")
+            return
+        if not looks_like_text(sample):
+            notes.note(PartialRead(f"{name}: binary data, not a text log; skipped"))
+            return
+        reader = _Prepended(sample, reader)
 
     # A line that does not fit one chunk grows the buffer up to this size, then is cut.
     line_limit = max(chunk_size, max_line_bytes)
@@ -236,7 +258,6 @@ def _iter_stream(stream: BinaryIO, notes: _Notes, chunk_size: int, max_line_byte
     buffer = bytearray(min(chunk_size, size + 1 if size is not None and not compression else _DECOMPRESSED_BLOCK))
     view = memoryview(buffer)
     filled = 0
-    first_line = 1
     text_bytes = 0
     skipping = False  # inside a line cut at line_limit: drop its bytes up to its newline
     while True:
@@ -364,7 +385,7 @@ def _first_lines_end(data: bytes, count: int) -> int:
 
 
 def iter_windows(chunks: Iterable[tuple[bytes, int]], context_lines: int,
-                 first_core_bytes: int = 0) -> Iterator[Window]:
+                 first_core_bytes: int = 0, before: bytes = b"") -> Iterator[Window]:
     """Regroup chunks into windows whose core lines come with up to `context_lines` lines before
     and after them, so that work on a line can look at its neighbours wherever the chunks were cut.
 
@@ -376,9 +397,10 @@ def iter_windows(chunks: Iterable[tuple[bytes, int]], context_lines: int,
 
     The first core holds at least `first_core_bytes` of text (or all of it), so what is judged from
     the start of a file sees the same bytes whatever the chunk size. Cores partition the text.
+    `before` is the text just before the first chunk (complete lines), the first core's context.
     """
-    tail = b""
-    tail_lines = 0
+    tail = _last_lines(before, context_lines) if before else b""
+    tail_lines = tail.count(b"\n")
     core_parts: list[bytes] = []
     core_bytes = 0
     core_first = 1

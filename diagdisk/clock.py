@@ -10,7 +10,7 @@ A stamped event carries `_when`, what its header said, and `_sec`, a whole secon
 events of its clock within the source:
 
 - ("wall", datetime): the header had a full date (RFC 3339, dmesg -T); `_sec` is epoch seconds;
-- ("mdt", rollovers, month, day, "HH:MM:SS", ".frac"): BSD syslog; `_sec` packs the five fields;
+- ("mdt", run, month, day, "HH:MM:SS", ".frac"): BSD syslog; `_sec` packs run, month, day, second;
 - ("uptime", seconds): dmesg's seconds since boot; `_sec` is the whole second.
 """
 
@@ -19,6 +19,8 @@ from __future__ import annotations
 from datetime import datetime, timezone
 
 _DAY = 86400
+# how far the packed stamps of one month run reach: the next run starts RUN_SPAN later
+RUN_SPAN = 12 * 31 * _DAY
 
 
 def wall_epoch(moment: datetime) -> float:
@@ -34,12 +36,16 @@ def _seconds_of_day(hms: str) -> int:
 
 
 class SourceClock:
-    """Stamps the events of one source, in line order."""
+    """Stamps the events of one source (or of one segment of it), in line order.
+
+    A syslog stamp carries the index of its month run (consecutive lines of one month) rather than
+    a year: the years follow from the sequence of runs once it is known whole (see runs_rollovers),
+    and the runs of consecutive segments of a file simply follow each other.
+    """
 
     def __init__(self, source_name: str):
         self.source_name = source_name
-        self.rollovers = 0
-        self._last_month: int | None = None
+        self.runs: list[int] = []                  # the month of each run, in line order
         self.last_month_day: tuple[int, int] | None = None
         self._stamps: dict[tuple, tuple] = {}   # storms repeat their seconds
 
@@ -48,27 +54,20 @@ class SourceClock:
         uptime = event.pop("_uptime", None)
         mdt = event.pop("_mdt", None)
         if mdt is not None:
-            month, day, hms, frac = mdt
-            if self._last_month is not None and month < self._last_month and self._last_month - month >= 6:
-                self.rollovers += 1
-            elif self._last_month == 1 and month == 12 and self.rollovers:
-                # A late December line right after the new year (out of order, or a clock set
-                # back) goes back across the boundary; it does not start another year.
-                self.rollovers -= 1
-            self._last_month = month
-            self.last_month_day = (month, day)
+            if not self.runs or self.runs[-1] != mdt[0]:
+                self.runs.append(mdt[0])
+            self.last_month_day = (mdt[0], mdt[1])
         if wall is not None:
             event["_when"] = ("wall", wall)
             second = event.pop("_wall_second", None)
             event["_sec"] = int(wall_epoch(wall)) if second is None else second
         elif mdt is not None:
-            stamped = self._stamps.get((self.rollovers, mdt))
+            run = len(self.runs) - 1
+            stamped = self._stamps.get((run, mdt))
             if stamped is None:
                 if len(self._stamps) > 4096:
                     self._stamps.clear()
-                stamped = self._stamps[(self.rollovers, mdt)] = (
-                    ("mdt", self.rollovers, *mdt),
-                    ((self.rollovers * 12 + mdt[0] - 1) * 31 + mdt[1] - 1) * _DAY + _seconds_of_day(mdt[2]))
+                stamped = self._stamps[(run, mdt)] = (("mdt", run, *mdt), pack_mdt(run, mdt))
             event["_when"], event["_sec"] = stamped
         elif uptime is not None:
             event["_when"] = ("uptime", uptime)
@@ -79,20 +78,49 @@ class SourceClock:
         if self.last_month_day is not None:
             anchor = report_date or datetime.now(timezone.utc)
             final_year = anchor.year if self.last_month_day <= (anchor.month, anchor.day) else anchor.year - 1
-        return TimeResolver(self.source_name, final_year, self.rollovers)
+        return TimeResolver(self.source_name, final_year, runs_rollovers(self.runs))
+
+
+def pack_mdt(run: int, mdt: tuple) -> int:
+    """A syslog stamp as one integer that orders the stamps of a source: run, month, day, second."""
+    return ((run * 12 + mdt[0] - 1) * 31 + mdt[1] - 1) * _DAY + _seconds_of_day(mdt[2])
+
+
+def unpack_run(packed: int) -> tuple[int, int]:
+    """(run, the rest of the packed stamp)."""
+    day_index, seconds = divmod(packed, _DAY)
+    months, day = divmod(day_index, 31)
+    run, month = divmod(months, 12)
+    return run, ((month * 31 + day) * _DAY + seconds)
+
+
+def runs_rollovers(runs: list[int]) -> list[int]:
+    """How many year ends lie before each month run: a month that goes back by six or more
+    (Dec -> Jan) is a new year; Jan -> Dec just after one steps back across it (a late December
+    line after the new year, out of order or from a clock set back) and starts no other year."""
+    rollovers, last, found = 0, None, []
+    for month in runs:
+        if last is not None and month < last and last - month >= 6:
+            rollovers += 1
+        elif last == 1 and month == 12 and rollovers:
+            rollovers -= 1
+        last = month
+        found.append(rollovers)
+    return found
 
 
 class TimeResolver:
     """Turns stamps of one source into times once its whole text was read."""
 
-    def __init__(self, source_name: str, final_year: int | None, rollovers: int):
+    def __init__(self, source_name: str, final_year: int | None, run_rollovers: list[int]):
         self.source_name = source_name
         self.final_year = final_year
-        self.rollovers = rollovers
+        self.run_rollovers = run_rollovers
+        self.rollovers = run_rollovers[-1] if run_rollovers else 0
         self._day_starts: dict[int, float | None] = {}
 
-    def _year(self, rollovers: int) -> int:
-        return self.final_year - (self.rollovers - rollovers)
+    def _year(self, run: int) -> int:
+        return self.final_year - (self.rollovers - self.run_rollovers[run])
 
     def when(self, when: tuple) -> tuple[str | None, float | None]:
         """(ISO time or None, seconds on the stamp's clock or None)."""
@@ -100,11 +128,11 @@ class TimeResolver:
             return when[1].isoformat(), wall_epoch(when[1])
         if when[0] == "uptime":
             return None, when[1]
-        _, rollovers, month, day, hms, frac = when
+        _, run, month, day, hms, frac = when
         hour, minute, second = map(int, hms.split(":"))
         micro = int((frac[1:] + "000000")[:6]) if frac else 0
         try:
-            moment = datetime(self._year(rollovers), month, day, hour, minute, second, micro)
+            moment = datetime(self._year(run), month, day, hour, minute, second, micro)
         except ValueError:  # Feb 29 in an inferred non-leap year
             return None, None
         return moment.isoformat(), wall_epoch(moment)
@@ -117,9 +145,9 @@ class TimeResolver:
         start = self._day_starts.get(day_index, False)
         if start is False:
             months, day = divmod(day_index, 31)
-            rollovers, month = divmod(months, 12)
+            run, month = divmod(months, 12)
             try:
-                start = wall_epoch(datetime(self._year(rollovers), month + 1, day + 1))
+                start = wall_epoch(datetime(self._year(run), month + 1, day + 1))
             except ValueError:
                 start = None
             self._day_starts[day_index] = start

@@ -14,7 +14,7 @@ from collections.abc import Iterator
 from dataclasses import dataclass, field
 from functools import cache
 
-from .chunks import iter_chunks, iter_windows
+from .chunks import iter_chunks, iter_range_chunks, iter_windows
 from .events import IDENTITY_FIELDS
 from .framing import Framed, frame_line
 from .lineplan import _BSD_START, _ISO_START, LinePlans
@@ -96,19 +96,27 @@ class LogReader:
         return result
 
     def iter_events(self, path, source_name: str, result: LogReadResult,
-                    chunk_size: int = 16 << 20) -> Iterator[dict]:
+                    chunk_size: int = 16 << 20, segment: "Segment | None" = None) -> Iterator[dict]:
         """Yield the events of one log in line order; counts and warnings go to `result`.
 
         What a line means never depends on where the chunks were cut: each chunk is read with a few
         lines of its neighbours around it (chunks.iter_windows), and the header style is judged on
-        the same first bytes whatever the chunk size.
+        the same first bytes whatever the chunk size. With a `segment`, only that part of the file
+        is read, and the header style is the one the whole file was judged to have.
         """
         headered: bool | None = None
         consumed_line = 0        # last physical line a message already took (with its continuations)
         last_line_count = 0
-        chunks = iter_chunks(path, chunk_size=chunk_size, warnings=result.warnings, name=source_name,
-                             max_line_bytes=self.limits.max_line_bytes, max_bytes=self.limits.max_file_bytes)
-        for window in iter_windows(chunks, _CONTEXT_LINES, _HEADER_SNIFF_BYTES):
+        if segment is None:
+            chunks = iter_chunks(path, chunk_size=chunk_size, warnings=result.warnings, name=source_name,
+                                 max_line_bytes=self.limits.max_line_bytes, max_bytes=self.limits.max_file_bytes)
+            windows = iter_windows(chunks, _CONTEXT_LINES, _HEADER_SNIFF_BYTES)
+        else:
+            headered, result.header_style = segment.headered, segment.header_style
+            chunks = iter_range_chunks(path, segment.start, segment.stop, segment.first_line, chunk_size,
+                                       result.warnings, name=source_name, max_line_bytes=self.limits.max_line_bytes)
+            windows = iter_windows(chunks, _CONTEXT_LINES, before=segment.before)
+        for window in windows:
             text, core_start, core_end = window.text, window.core_start, window.core_end
             if headered is None:
                 headered = self._detect_headers(text[core_start:core_end], result)
@@ -198,16 +206,8 @@ class LogReader:
         return ordered
 
     def _detect_headers(self, start_of_file: bytes, result: LogReadResult) -> bool:
-        styles = []
-        for raw in start_of_file[:_HEADER_SNIFF_BYTES].split(b"\n")[:50]:
-            if raw.strip():
-                styles.append(frame_line(decode_log_bytes(raw)).header)
-        headered = [s for s in styles if s in _HEADER_STYLES]
-        if styles and len(headered) * 2 > len(styles):
-            result.header_style = max(sorted(set(headered)), key=headered.count)
-            return True
-        result.header_style = "bare"
-        return False
+        headered, result.header_style = header_style(start_of_file)
+        return headered
 
     def _frame(self, text: bytes, start: int, end: int) -> Framed:
         # a line is framed once per window, though a storm looks at most lines twice (as the line
@@ -301,6 +301,30 @@ class LogReader:
                        decode_log_bytes(text[bounds[0]:bounds[1]]).rstrip("\r"))
                 found.append(context)
         return found
+
+
+def header_style(start_of_file: bytes) -> tuple[bool, str]:
+    """Whether a log's lines have headers (judged on its first lines), and the most common style."""
+    styles = []
+    for raw in start_of_file[:_HEADER_SNIFF_BYTES].split(b"\n")[:50]:
+        if raw.strip():
+            styles.append(frame_line(decode_log_bytes(raw)).header)
+    headered = [s for s in styles if s in _HEADER_STYLES]
+    if styles and len(headered) * 2 > len(styles):
+        return True, max(sorted(set(headered)), key=headered.count)
+    return False, "bare"
+
+
+@dataclass(frozen=True)
+class Segment:
+    """Bytes [start, stop) of a plain log, starting at line `first_line`, read by one worker."""
+
+    start: int
+    stop: int
+    first_line: int
+    before: bytes          # the complete lines just before `start`, as context
+    headered: bool
+    header_style: str
 
 
 def _line_of(event: dict) -> int:

@@ -21,7 +21,7 @@ from __future__ import annotations
 
 from array import array
 
-from .clock import TimeResolver
+from .clock import RUN_SPAN, TimeResolver
 
 VOLATILE_FIELDS = frozenset({
     "source", "line", "raw", "time", "t", "clock", "time_quality", "sector", "cdb_lba", "tag",
@@ -32,7 +32,7 @@ MAX_RECORD_SECTORS = 1000
 
 class _Record:
     __slots__ = ("fields", "count", "first_line", "samples", "sectors", "seconds", "counts",
-                 "first", "last", "clock")
+                 "ends", "clock")
 
     def __init__(self, fields: dict, first_line: int, clock: str):
         self.fields = fields
@@ -42,8 +42,21 @@ class _Record:
         self.sectors: set[int] = set()        # pruned to the smallest MAX_RECORD_SECTORS
         self.seconds = array("q")
         self.counts = array("q")
-        self.first = self.last = None     # (second, line, when) of the earliest and latest event
+        # (second, line, when) of the earliest and latest event, per syslog month run: seconds of
+        # one run compare as times do, those of different runs only once their years are known
+        self.ends: dict[int | None, list] = {}
         self.clock = clock
+
+    def note_time(self, second: int, line: int, when: tuple) -> None:
+        run = when[1] if when[0] == "mdt" else None
+        ends = self.ends.get(run)
+        if ends is None:
+            self.ends[run] = [(second, line, when), (second, line, when)]
+            return
+        if (second, line) < ends[0][:2]:
+            ends[0] = (second, line, when)
+        if (second, line) > ends[1][:2]:
+            ends[1] = (second, line, when)
 
     def merge(self, other: "_Record") -> None:
         """Take in a record of the same signature (from other lines of the same source)."""
@@ -54,10 +67,9 @@ class _Record:
         _prune(self.sectors)
         self.seconds.extend(other.seconds)
         self.counts.extend(other.counts)
-        if other.first is not None and (self.first is None or other.first[:2] < self.first[:2]):
-            self.first = other.first
-        if other.last is not None and (self.last is None or other.last[:2] > self.last[:2]):
-            self.last = other.last
+        for first, last in other.ends.values():
+            self.note_time(*first)
+            self.note_time(*last)
 
 
 def _prune(sectors: set[int]) -> None:
@@ -127,28 +139,48 @@ class RecordBuilder:
             else:
                 record.seconds.append(second)
                 record.counts.append(count)
-            if record.first is None or second < record.first[0]:
-                record.first = (second, line, when)
-            if record.last is None or second >= record.last[0]:
-                record.last = (second, line, when)
+            record.note_time(second, line, when)
 
     def records(self) -> list[_Record]:
         """One record per signature, by first line (events of one signature joined)."""
-        if self.keep_each:
-            return list(self._each)
-        joined: dict[tuple, _Record] = {}
-        for record in self._records.values():
-            key = (record.clock, frozenset(record.fields.items()))
-            known = joined.get(key)
-            if known is None:
-                joined[key] = record
-            else:
-                known.merge(record)
-        return sorted(joined.values(), key=lambda r: r.first_line)
+        return list(self._each) if self.keep_each else join_records(self._records.values())
 
     def finish(self, resolver: TimeResolver) -> list[dict]:
         """The records as event dicts, by first line, with their times resolved."""
-        return [_as_event(record, self.source, resolver) for record in self.records()]
+        return records_as_events(self.records(), self.source, resolver)
+
+
+def join_records(records) -> list[_Record]:
+    """Records of one source with the same signature joined into one, by first line."""
+    joined: dict[tuple, _Record] = {}
+    for record in records:
+        key = (record.clock, frozenset(record.fields.items()))
+        known = joined.get(key)
+        if known is None:
+            joined[key] = record
+        else:
+            known.merge(record)
+    return sorted(joined.values(), key=lambda r: r.first_line)
+
+
+def records_as_events(records: list[_Record], source: str, resolver: TimeResolver) -> list[dict]:
+    return [_as_event(record, source, resolver) for record in records]
+
+
+def shift_runs(records: list[_Record], offset: int) -> list[_Record]:
+    """The records of a segment whose syslog month runs come after `offset` runs of the segments
+    before it: their stamps renumbered to count runs from the start of the file."""
+    if not offset:
+        return records
+    for record in records:
+        if record.clock != "mdt":
+            continue
+        shift = offset * RUN_SPAN
+        record.seconds = array("q", (second + shift for second in record.seconds))
+        record.ends = {run + offset: [(second + shift, line, ("mdt", when[1] + offset, *when[2:]))
+                                      for second, line, when in ends]
+                       for run, ends in record.ends.items()}
+    return records
 
 
 def _as_event(record: _Record, source: str, resolver: TimeResolver) -> dict:
@@ -156,8 +188,15 @@ def _as_event(record: _Record, source: str, resolver: TimeResolver) -> dict:
     event["source"] = source
     event["line"], event["raw"] = record.samples[0]
     event["repeat"] = record.count
-    first = resolver.when(record.first[2]) if record.first else None
-    last = resolver.when(record.last[2]) if record.last else None
+    first = last = None
+    for end in (end for ends in record.ends.values() for end in ends):
+        time, t = resolver.when(end[2])
+        if t is None:
+            continue
+        if first is None or (t, end[1]) < first[2]:
+            first = (time, t, (t, end[1]))
+        if last is None or (t, end[1]) > last[2]:
+            last = (time, t, (t, end[1]))
     event["time"] = first[0] if first else None
     event["t"] = first[1] if first else None
     event["clock"] = resolver.clock_name(record.clock)

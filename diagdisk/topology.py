@@ -283,21 +283,25 @@ def unit_of(event: dict) -> str | None:
 
 # command addresses remembered per source: a storm of commands must not grow memory without end
 _MAX_COMMANDS = 200_000
+# an EH block's lines follow each other: this many lines without one ends it
+EH_BLOCK_GAP_LINES = 12
 
 
 class SequenceLinks:
     """What only the order of one source's events shows, fed those events in line order.
 
     - An EH block (exception .. EH complete) of ataN that holds exactly one SCSI device's lines ties
-      ataN to that device (a block may also follow its 'EH complete' in a journal printed newest first).
+      ataN to that device (a block may also follow its 'EH complete' in a journal printed newest
+      first). A block also ends after EH_BLOCK_GAP_LINES lines without a line of its own.
     - An adapter's own message about a command (mpt2sas_cm0: attempting host reset! scmd(X)) ties
       the adapter to the SCSI host of the device that command was sent to.
+
+    The links of consecutive segments of a source join with merge().
     """
 
     def __init__(self) -> None:
         self.port_candidates: dict[str, set[str]] = {}
-        self.adapter_hosts: dict[str, set[int]] = {}
-        self._open_ports: dict[str, set[str]] = {}
+        self._open_ports: dict[str, list] = {}       # port -> [hctls seen, line of its last line]
         self._command_hosts: dict[str, set[int]] = {}
         self._adapter_commands: dict[str, set[str]] = {}
 
@@ -315,19 +319,23 @@ class SequenceLinks:
         return bool(self._open_ports) or "ata_port" in event or "scmd" in event
 
     def feed(self, event: dict) -> None:
+        line = event.get("line", 0)
+        for port in [p for p, (_, last) in self._open_ports.items() if line - last > EH_BLOCK_GAP_LINES]:
+            self._flush(port)
         port = event.get("ata_port")
         kind = event.get("kind")
         if port and kind in ("ata_exception", "ata_detail", "ata_link"):
-            self._open_ports.setdefault(port, set())
+            self._open_ports.setdefault(port, [set(), line])[1] = line
         if port and kind == "ata_eh_complete":
-            seen = self._open_ports.pop(port, set())
-            if seen:
-                self.port_candidates.setdefault(port, set()).update(seen)
+            block = self._open_ports.pop(port, None)
+            if block and block[0]:
+                self.port_candidates.setdefault(port, set()).update(block[0])
             else:
-                self._open_ports[port] = set()  # reversed journal: the block follows
+                self._open_ports[port] = [set(), line]  # reversed journal: the block follows
         elif event.get("hctl") and not port:
-            for seen in self._open_ports.values():
-                seen.add(event["hctl"])
+            for block in self._open_ports.values():
+                block[0].add(event["hctl"])
+                block[1] = line
         command = event.get("scmd")
         if command:
             if event.get("adapter"):
@@ -335,18 +343,35 @@ class SequenceLinks:
             elif event.get("host") is not None:
                 self._remember(self._command_hosts, command, event["host"])
 
+    def _flush(self, port: str) -> None:
+        seen = self._open_ports.pop(port)[0]
+        if seen:
+            self.port_candidates.setdefault(port, set()).update(seen)
+
     @staticmethod
     def _remember(mapping: dict, key, value) -> None:
         if key in mapping or len(mapping) < _MAX_COMMANDS:
             mapping.setdefault(key, set()).add(value)
 
     def close(self) -> None:
-        for port, seen in self._open_ports.items():
-            if seen:
-                self.port_candidates.setdefault(port, set()).update(seen)
-        self._open_ports = {}
+        for port in list(self._open_ports):
+            self._flush(port)
+
+    def merge(self, other: "SequenceLinks") -> None:
+        """Take in the links of the next segment of the same source (both closed)."""
+        for port, hctls in other.port_candidates.items():
+            self.port_candidates.setdefault(port, set()).update(hctls)
+        for mine, theirs in ((self._command_hosts, other._command_hosts),
+                             (self._adapter_commands, other._adapter_commands)):
+            for key, values in theirs.items():
+                for value in values:
+                    self._remember(mine, key, value)
+
+    @property
+    def adapter_hosts(self) -> dict[str, set[int]]:
+        hosts: dict[str, set[int]] = {}
         for adapter, commands in self._adapter_commands.items():
-            hosts = self.adapter_hosts.setdefault(adapter, set())
+            found = hosts.setdefault(adapter, set())
             for command in commands:
-                hosts.update(self._command_hosts.get(command, ()))
-        self._command_hosts, self._adapter_commands = {}, {}
+                found.update(self._command_hosts.get(command, ()))
+        return hosts

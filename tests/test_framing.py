@@ -34,7 +34,7 @@ def test_common_path_agrees_with_the_general_loop_on_every_real_line():
 @settings(max_examples=300, deadline=None)
 @given(header=st.sampled_from(HEADERS), message=st.text(max_size=80))
 def test_common_path_agrees_with_the_general_loop_on_any_message(header, message):
-    text = normalize_text(header + message)
+    text = normalize_text((header + message).rstrip("\r\n"))
     common = _frame_common(text)
     assert common is None or common == _frame_general(text)
     assert frame_line(header + message) == (common or _frame_general(text))
