@@ -55,6 +55,7 @@ class Analysis:
     topology: Topology = field(default_factory=Topology)
     sequences: list = field(default_factory=list)   # SequenceLinks of each log source
     printouts: list = field(default_factory=list)   # RAID conf printouts of the log sources
+    log_hosts: list = field(default_factory=list)   # the host each log's line headers name
     smart: list = field(default_factory=list)
     warnings: list[str] = field(default_factory=list)
     limits: Limits = field(default_factory=Limits)
@@ -160,6 +161,10 @@ def analyze(paths: list[str], limits: Limits | None = None, strict: bool = False
         all_sources.sort(key=lambda s: (s.format, s.rotation_key, s.name))
         _read_metadata(analysis, all_sources)
         _read_sources(analysis, all_sources, jobs, keep_each, chunk_size, segment_bytes)
+    if analysis.hostname is None and analysis.log_hosts:
+        # no hostname or uname file: the host the log lines name, when they agree on one
+        hosts = set(analysis.log_hosts)
+        analysis.hostname = hosts.pop() if len(hosts) == 1 else None
     formats = {s.format for s in all_sources}
     analysis.missing_sources = [desc for fmt, desc in EXPECTED_SOURCES.items() if fmt not in formats]
     _build_topology(analysis)
@@ -219,6 +224,8 @@ def _read_sources(analysis: Analysis, sources: list[Source], jobs: int | None, k
                 if read.header_style:
                     report.format = read.header_style
                 analysis.events.extend(result.records)
+                if read.host:
+                    analysis.log_hosts.append(read.host)
                 analysis.sequences.append(result.sequence)
                 analysis.printouts.extend(result.printouts)
             elif source.format in _TABLE_PARSERS:

@@ -143,6 +143,18 @@ IDENTITY_FIELDS = ("hctl", "device", "partition", "majmin", "ata_port", "ata_lin
 # that went wrong: they feed the topology and never count as events
 NON_EVENT_KINDS = frozenset({"attach", "info", "scsi_context", "md_member"})
 
+# Kinds (or kind, detail) that report no fault: a link coming up, error handling finishing, an
+# array resyncing, a path coming back. They count as events (timeline, topology) but not as a
+# device's errors.
+INFORMATIONAL = frozenset({("ata_link", "up"), ("ata_eh_complete", None), ("md_recovery", None),
+                           ("md_recovery", "start"), ("md_recovery", "done"), ("path_reinstated", None),
+                           ("path_reinstated", "multipathd")})
+
+
+def is_informational(event: dict) -> bool:
+    return (event["kind"], event.get("detail")) in INFORMATIONAL
+
+
 DETAIL_KINDS = frozenset({"sense_detail", "cdb", "ata_detail", "scsi_context", "result_detail"})
 # Kinds a detail may merge into, and what the merged report becomes.
 GROUP_KINDS = frozenset({"sense", "scsi_result", "scsi_context", "ata_exception", "scsi_error_report"})

@@ -485,6 +485,15 @@ def evaluate_rules(rules: list[Rule], analysis) -> tuple[list[dict], dict]:
     return findings, _verdict(ranked, findings, analysis)
 
 
+def _title_in_sentence(title: str) -> str:
+    """A rule title inside a sentence: its first word in lower case, unless it is an acronym
+    (SMART, NVMe, ATA, USB keep their letters)."""
+    first, _, rest = title.partition(" ")
+    if sum(c.isupper() for c in first) > 1:
+        return title
+    return f"{first.lower()} {rest}".strip()
+
+
 def _verdict(ranked: list[dict], findings: list[dict], analysis) -> dict:
     degraded = [a for a in analysis.topology.md_arrays.values() if a.state in ("degraded", "failed")]
     if not ranked:
@@ -496,10 +505,11 @@ def _verdict(ranked: list[dict], findings: list[dict], analysis) -> dict:
     top_findings = [f for f in findings if not f["consequence"] and _suspect_key(f) == (top["fru"], top.get("hctl") or top.get("device"))]
     severities = {f["severity"] for f in top_findings}
     status = "failure" if severities & {"critical", "high"} and top["confidence"] >= 0.7 else "suspect"
-    who = ", ".join(x for x in (top.get("device"), top.get("model"), top.get("serial") and f"serial {top['serial']}") if x)
     name = top.get("hctl") or top.get("device") or "the shared component"
-    label = f"{name} ({who})" if who and who != name else name
-    reasons = "; ".join(f"{f['count']} x {f['title'].lower()}" for f in top_findings[:3])
+    who = ", ".join(x for x in (top.get("device") if top.get("device") != name else None, top.get("model"),
+                                top.get("serial") and f"serial {top['serial']}") if x)
+    label = f"{name} ({who})" if who else name
+    reasons = "; ".join(f"{_title_in_sentence(f['title'])} (x{f['count']})" for f in top_findings[:3])
     arrays = f"; md arrays: {', '.join(top['md_arrays'])}" if top.get("md_arrays") else ""
     summary = f"{_VERBS[top['fru']]} {label}: {reasons}{arrays}; confidence {top['confidence']:.2f}"
     return {"status": status, "summary": summary, "suspects": ranked}

@@ -7,7 +7,7 @@ from datetime import datetime, timezone
 
 from .. import __version__
 from ..decode.sense import SENSE_KEY_NAMES
-from ..events import NON_EVENT_KINDS
+from ..events import NON_EVENT_KINDS, is_informational
 
 SCHEMA = "diagdisk.report/1"
 MAX_SECTORS = 1000
@@ -19,7 +19,9 @@ _LBA_KINDS = ("sense", "io_error", "ata_exception", "nvme_error")
 def _summary_key(event: dict) -> tuple:
     key = event.get("sense_key")
     asc, ascq = event.get("asc"), event.get("ascq")
-    return (event.get("device"), event.get("hctl") or None, event["kind"],
+    # an event that names no block device (an NVMe controller, an ATA port, a USB port, a SCSI
+    # host) is summed up under the unit it is about, never with another unit's events
+    return (event.get("device") or event.get("unit"), event.get("hctl") or None, event["kind"],
             SENSE_KEY_NAMES.get(key) if key is not None else None,
             f"{asc:02X}/{ascq:02X}" if asc is not None and ascq is not None else None)
 
@@ -34,14 +36,16 @@ def build_report(analysis, findings: list[dict] | None = None, verdict: dict | N
         entry = summary.get(key)
         if entry is None:
             entry = summary[key] = {
-                "device": key[0] or event.get("unit"),
+                "device": key[0],
                 "hctl": key[1], "kind": key[2], "sense_key": key[3], "asc_ascq": key[4],
                 "count": 0, "first": first, "last": last}
         entry["count"] += event.get("repeat") or 1
         entry["first"] = min(filter(None, (entry["first"], first)), default=None)
         entry["last"] = max(filter(None, (entry["last"], last)), default=None)
-        if event["kind"] in _LBA_KINDS:
-            label = event.get("device") or event.get("hctl") or event.get("unit")
+        if event["kind"] in _LBA_KINDS and event.get("detail") != "buffer":
+            # sectors a message counts within a partition (2.4's sd printed them so) stay under the
+            # partition's name; a Buffer I/O error's 'logical block' is a filesystem block: no sector
+            label = event.get("partition") or event.get("device") or event.get("hctl") or event.get("unit")
             found = event.get("_sectors") or ([event["sector"]] if event.get("sector") is not None else [])
             if label and found and len(sectors[label]) < MAX_SECTORS:
                 sectors[label].update(found[:MAX_SECTORS - len(sectors[label])])
@@ -58,7 +62,8 @@ def build_report(analysis, findings: list[dict] | None = None, verdict: dict | N
         "generated": datetime.now(timezone.utc).isoformat(timespec="seconds"),
         "host": {"hostname": analysis.hostname, "kernel": analysis.kernel,
                  "report_date": analysis.report_date.isoformat() if analysis.report_date else None},
-        "time_span": {"first": times[0] if times else None, "last": times[-1] if times else None},
+        "time_span": {"first": times[0] if times else None, "last": times[-1] if times else None,
+                      "years_inferred": any(e.get("time_quality") == "year_inferred" for e in events)},
         "sources": [{"path": s.name, "format": s.format, "lines": s.lines, "events": s.events,
                      "unparsed_candidates": s.unparsed_candidates,
                      "unparsed_samples": [{"line": n, "text": t} for n, t in s.unparsed_samples],
@@ -81,7 +86,7 @@ def build_report(analysis, findings: list[dict] | None = None, verdict: dict | N
 def _devices(analysis, events: list[dict]) -> list[dict]:
     counts: dict[str, Counter] = defaultdict(Counter)
     for event in events:
-        if event.get("unit"):
+        if event.get("unit") and not is_informational(event):
             counts[event["unit"]][event["kind"]] += event.get("repeat") or 1
     rows = []
     for device in sorted(analysis.topology.devices.values(), key=lambda d: (d.hctl is None, d.key)):

@@ -18,21 +18,25 @@ def render_text(report: dict) -> str:
     host = report["host"]
     span = report["time_span"]
     out.append(f"diagdisk {report['tool']['version']}: {report['input']}")
+    inferred = " (syslog years inferred from the report date)" if span.get("years_inferred") else ""
     out.append(f"host {host.get('hostname') or '?'}, kernel {host.get('kernel') or '?'}, "
-               f"events {_short_time(span.get('first')) or '?'} .. {_short_time(span.get('last')) or '?'}")
+               f"events {_short_time(span.get('first')) or '?'} .. {_short_time(span.get('last')) or '?'}{inferred}")
     out.append("")
     verdict = report["verdict"]
     out.append(f"VERDICT: {verdict['status'].upper()}: {verdict['summary']}")
     if report.get("complete") is False:
         out.append("INCOMPLETE: part of the input could not be read; the verdict covers what was read "
                    "(warnings under Sources)")
-    for finding in report["findings"][:10]:
-        suspect = finding["suspect"]
-        who = " ".join(x for x in (suspect.get("hctl"), suspect.get("device")) if x) or "-"
-        out.append(f"  [{finding['rule']}] {finding['severity']:<8} {finding['fru']:<10} {who:<22} "
-                   f"{finding['title']} (x{finding['count']}, confidence {finding['confidence']:.2f})")
-        for evidence in finding["evidence"][:3]:
-            out.append(f"      {evidence['source']}:{evidence['line']}: {evidence['text'][:150]}")
+    causes = [f for f in report["findings"] if not f.get("consequence")]
+    consequences = [f for f in report["findings"] if f.get("consequence")]
+    for finding in causes[:10]:
+        out += _finding_lines(finding)
+    if consequences:
+        out.append("  Consequences (support the findings above, name no part of their own):")
+        for finding in consequences[:5]:
+            out += _finding_lines(finding, evidence=1)
+        if len(consequences) > 5:
+            out.append(f"    ... {len(consequences) - 5} more in --format json")
     out.append("")
     devices = [d for d in report["devices"]]
     if devices:
@@ -62,16 +66,32 @@ def render_text(report: dict) -> str:
             out.append(f"  {a['name']} {a['level'] or ''} {a['state']}{counts}{failed}")
         out.append("")
     out.append("Sources")
+    quiet = []
     for s in report["sources"]:
+        if not (s["lines"] or s["events"] or s["unparsed_candidates"] or s["warnings"]):
+            quiet.append(s["path"])  # the date, hostname, a manifest, smartctl JSON: read, nothing to count
+            continue
         extra = f", {s['unparsed_candidates']} unparsed candidate lines" if s["unparsed_candidates"] else ""
         out.append(f"  {s['path']} ({s['format']}): {s['lines']} lines, {s['events']} events{extra}")
         for sample in s.get("unparsed_samples", [])[:3]:
             out.append(f"    unparsed {s['path']}:{sample['line']}: {sample['text'][:160]}")
         out += _warning_lines(s["warnings"], "    warning: ")
+    if quiet:
+        out.append(f"  also read: {', '.join(quiet)}")
     if report["missing_sources"]:
         out.append(f"  not present: {', '.join(report['missing_sources'])}")
     out += _warning_lines(report.get("warnings", []), "  warning: ")
     return "\n".join(out) + "\n"
+
+
+def _finding_lines(finding: dict, evidence: int = 3) -> list[str]:
+    suspect = finding["suspect"]
+    who = " ".join(x for x in (suspect.get("hctl"), suspect.get("device")) if x) or "-"
+    lines = [f"  [{finding['rule']}] {finding['severity']:<8} {finding['fru']:<10} {who:<22} "
+             f"{finding['title']} (x{finding['count']}, confidence {finding['confidence']:.2f})"]
+    for item in finding["evidence"][:evidence]:
+        lines.append(f"      {item['source']}:{item['line']}: {item['text'][:150]}")
+    return lines
 
 
 def _short_time(iso: str | None) -> str:
