@@ -20,7 +20,8 @@ def _materialize(example: dict, root: Path) -> None:
 def run_rule_examples(rule: Rule) -> list[str]:
     """Problems found (empty when every example behaves)."""
     from .analysis import analyze
-    problems = []
+    problems = [f"{rule.id}: no {key} examples (every rule carries both match and no_match examples)"
+                for key in ("match", "no_match") if not rule.examples.get(key)]
     for expect_match, key in ((True, "match"), (False, "no_match")):
         for index, example in enumerate(rule.examples.get(key) or []):
             with tempfile.TemporaryDirectory(prefix="diagdisk-rule-") as tmp:

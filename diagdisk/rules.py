@@ -166,10 +166,19 @@ def _rule_from(path: Path, raw) -> Rule:
     if raw.get("group_by", "unit") not in GROUPINGS:
         _fail(path, lines.get("group_by"), "group_by", f"must be one of {', '.join(GROUPINGS)}")
     threshold = raw.get("threshold") or {}
-    for key in threshold:
-        if key not in ("count", "distinct_units", "window", "including", "__lines__"):
-            _fail(path, lines.get("threshold"), f"threshold.{key}",
-                  "unknown key (count, distinct_units, window, including)")
+    if not isinstance(threshold, dict):
+        _fail(path, lines.get("threshold"), "threshold", "must be a map (count, distinct_units, window, including)")
+    threshold_lines = threshold.get("__lines__", {})
+    for key, value in threshold.items():
+        if key == "__lines__":
+            continue
+        where = threshold_lines.get(key) or lines.get("threshold")
+        if key not in ("count", "distinct_units", "window", "including"):
+            _fail(path, where, f"threshold.{key}", "unknown key (count, distinct_units, window, including)")
+        if key in ("count", "distinct_units") and (not isinstance(value, int) or isinstance(value, bool) or value < 1):
+            _fail(path, where, f"threshold.{key}", f"must be a whole number of at least 1, not {value!r}")
+        if key == "window" and (not isinstance(value, (int, float)) or isinstance(value, bool) or value <= 0):
+            _fail(path, where, "threshold.window", f"must be a number of seconds above 0, not {value!r}")
     if "including" in threshold:
         _check_selection(path, threshold["including"], lines, "threshold.including", fields)
     clean = _strip_lines(raw)

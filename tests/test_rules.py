@@ -37,3 +37,97 @@ def test_bad_severity_is_rejected(tmp_path):
                    "recommendation: r\nselect:\n  kind: sense\n")
     with pytest.raises(RuleError, match="severity"):
         load_rule_file(bad)
+
+
+_HEAD = "id: DD997\ntitle: t\ndescription: d\nseverity: high\nfru: disk\nconfidence: 0.5\nrecommendation: r\n" \
+        "select:\n  kind: sense\n"
+
+
+@pytest.mark.parametrize("threshold, reason", [
+    ("  count: many\n", "threshold.count': must be a whole number"),
+    ("  count: 0\n", "threshold.count': must be a whole number"),
+    ("  distinct_units: 1.5\n", "threshold.distinct_units': must be a whole number"),
+    ("  window: -5\n", "threshold.window': must be a number of seconds"),
+    ("  window: soon\n", "threshold.window': must be a number of seconds"),
+])
+def test_threshold_values_are_checked_where_they_are_written(tmp_path, threshold, reason):
+    bad = tmp_path / "DD997_bad.yml"
+    bad.write_text(_HEAD + "threshold:\n" + threshold)
+    with pytest.raises(RuleError) as info:
+        load_rule_file(bad)
+    assert reason in str(info.value) and f"{bad}:11" in str(info.value)  # the line of the value
+
+
+# -- the command line: rules list / check / test, and a user's own rule folder -----------------
+
+MEDIUM = ("Mar  2 18:07:17 db1 kernel: sd 2:0:1:0: [sdb] tag#3 Sense Key : Medium Error [current]\n"
+          "Mar  2 18:07:17 db1 kernel: sd 2:0:1:0: [sdb] tag#3 Add. Sense: Unrecovered read error\n")
+USER_RULE = """id: DD901
+title: Any sense report on sdb
+description: A user's own rule, here to show that a folder of rules joins the built-in ones.
+severity: low
+fru: disk
+confidence: 0.3
+select:
+  kind: sense
+  device: sdb
+recommendation: Look at sdb.
+examples:
+  match:
+    - log: |
+        [1.0] sd 2:0:1:0: [sdb] tag#3 Sense Key : Medium Error [current]
+      suspect: {device: sdb}
+  no_match:
+    - log: |
+        [1.0] sd 2:0:2:0: [sdc] tag#3 Sense Key : Medium Error [current]
+"""
+
+
+def _cli(*args):
+    from click.testing import CliRunner
+    from diagdisk.cli import main
+    return CliRunner().invoke(main, list(args))
+
+
+def test_rules_list_shows_every_built_in_rule_and_a_users_own(tmp_path):
+    (tmp_path / "mine").mkdir()
+    (tmp_path / "mine/DD901_sdb.yml").write_text(USER_RULE)
+    listed = _cli("rules", "list", "--rules", str(tmp_path / "mine"))
+    assert listed.exit_code == 0
+    ids = [line.split()[0] for line in listed.output.splitlines()]
+    assert ids == [r.id for r in RULES] + ["DD901"]
+
+
+def test_rules_test_runs_a_files_examples_and_fails_on_a_wrong_one(tmp_path):
+    good = tmp_path / "DD901_sdb.yml"
+    good.write_text(USER_RULE)
+    assert _cli("rules", "test", str(good)).output == "DD901: ok\n"
+    wrong = tmp_path / "DD902_sdb.yml"
+    wrong.write_text(USER_RULE.replace("DD901", "DD902").replace("suspect: {device: sdb}", "suspect: {device: sdz}"))
+    result = _cli("rules", "test", str(wrong))
+    assert result.exit_code == 1 and "DD902: FAILED" in result.output and "sdz" in result.output
+
+
+def test_rules_test_fails_a_rule_without_examples(tmp_path):
+    bare = tmp_path / "DD903_bare.yml"
+    bare.write_text(USER_RULE.replace("DD901", "DD903").split("examples:")[0])
+    result = _cli("rules", "test", str(bare))
+    assert result.exit_code == 1 and "no match examples" in result.output
+
+
+def test_rules_check_names_the_file_of_a_malformed_rule(tmp_path):
+    bad = tmp_path / "DD904_bad.yml"
+    bad.write_text(USER_RULE.replace("DD901", "DD904").replace("confidence: 0.3", "confidence: 3"))
+    result = _cli("rules", "check", str(bad))
+    assert result.exit_code == 2 and str(bad) in result.output and "confidence" in result.output
+
+
+def test_analyze_with_a_users_rule_folder_finds_what_it_selects(tmp_path):
+    (tmp_path / "mine").mkdir()
+    (tmp_path / "mine/DD901_sdb.yml").write_text(USER_RULE)
+    log = tmp_path / "messages"
+    log.write_text(MEDIUM)
+    result = _cli("analyze", str(log), "--format", "json", "--rules", str(tmp_path / "mine"))
+    import json
+    rules = {f["rule"] for f in json.loads(result.output)["findings"]}
+    assert {"DD901", "DD101"} <= rules
