@@ -16,6 +16,7 @@ from datetime import datetime, timezone
 from pathlib import Path
 
 from . import inventory
+from .dedup import deduplicate
 from .errors import InputError, PartialRead, is_partial
 from .events import NON_EVENT_KINDS
 from .framing import MONTHS
@@ -161,6 +162,8 @@ def analyze(paths: list[str], limits: Limits | None = None, strict: bool = False
         all_sources.sort(key=lambda s: (s.format, s.rotation_key, s.name))
         _read_metadata(analysis, all_sources)
         _read_sources(analysis, all_sources, jobs, keep_each, chunk_size, segment_bytes)
+    if not keep_each:
+        _count_copies_once(analysis)
     if analysis.hostname is None and analysis.log_hosts:
         # no hostname or uname file: the host the log lines name, when they agree on one
         hosts = set(analysis.log_hosts)
@@ -327,6 +330,17 @@ def _size_of(source: Source) -> int:
         return source.path.stat().st_size
     except OSError:
         return 0
+
+
+def _count_copies_once(analysis: Analysis) -> None:
+    """The same kernel message in messages, the journal and dmesg is one event (diagdisk.dedup)."""
+    analysis.events, copies = deduplicate(analysis.events)
+    for report in analysis.sources:
+        found = copies.get(report.name)
+        if found:
+            report.events -= found
+            report.warnings.append(f"{report.name}: {found} events are also in a log read before it "
+                                   f"(same message, same time); they are counted once")
 
 
 def _read_table(source: Source, analysis: Analysis, report: SourceReport) -> str:
