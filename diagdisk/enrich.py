@@ -24,8 +24,13 @@ _DRIVER_SENSE = "DRIVER_SENSE"
 _RAW_FIELDS = frozenset({"result", "sense_hex", "cdb_hex", "taskfile"})
 
 
+def has_raw_fields(event: dict) -> bool:
+    """Whether enrich_event has anything to decode or add in this event."""
+    return bool(_RAW_FIELDS.intersection(event)) or (event.get("kind"), event.get("detail")) in _ALIAS_SENSE
+
+
 def enrich_event(event: dict) -> dict:
-    if not _RAW_FIELDS.intersection(event) and (event.get("kind"), event.get("detail")) not in _ALIAS_SENSE:
+    if not has_raw_fields(event):
         return event
     event.pop("_signature", None)  # decoding adds fields its plan did not give
     constants = _ALIAS_SENSE.get((event.get("kind"), event.get("detail")))

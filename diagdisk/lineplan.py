@@ -91,7 +91,8 @@ def checkable_alone(pattern: str) -> bool:
 
 class LinePlan:
     __slots__ = ("line_regex", "followed_regex", "syslog", "month", "header", "message_group", "shape",
-                 "stable_key", "checks", "volatile", "combinations", "family", "serial", "needs_context")
+                 "stable_key", "checks", "volatile", "combinations", "family", "serial", "needs_context",
+                 "time_groups", "uptime_group", "pid_group")
 
     def __init__(self, line: bytes, family: str, shape: _Shape, terminal_patterns: dict[str, str]):
         text = line.decode("ascii")
@@ -142,6 +143,13 @@ class LinePlan:
         self.followed_regex = re.compile(pattern + b"(?=\n" + (_BSD_START if self.syslog else _ISO_START) + b")")
         self.header = {role: index for index, (role, _) in enumerate(roles)
                        if role not in ("stable", "volatile", "message")}
+        # the header's time as one slice of the line (day .. fraction, or the RFC 3339 stamp):
+        # the key of the times cache, cheaper than a tuple of its parts
+        time_roles = ("day", "hms", "frac") if self.syslog else ("stamp",)
+        self.time_groups = (min(self.header[r] for r in time_roles if r in self.header) + 1,
+                            max(self.header[r] for r in time_roles if r in self.header) + 1)
+        self.uptime_group = self.header.get("uptime")
+        self.pid_group = self.header.get("pid")
         self.message_group = next(index for index, (role, _) in enumerate(roles) if role == "message") + 1
         stable = [index for index, (role, _) in enumerate(roles) if role == "stable"]
         self.stable_key = operator.itemgetter(*stable) if stable else _no_key
@@ -155,9 +163,9 @@ class LinePlan:
         self.serial = next(_SERIALS)
         self.needs_context = False  # its events name no device: a neighbouring line might
 
-    def event(self, match) -> dict | None:
-        """The event a match of this plan's regexes read (message fields; header times in `times`),
-        or None when a captured text is not what the grammar would accept there."""
+    def hit(self, match, times: dict) -> "PlanHit | None":
+        """What a match of this plan's regexes read, or None when a captured text is not what
+        framing or the grammar would accept there."""
         groups = match.groups()
         key = self.stable_key(groups)
         fields = self.combinations.get(key, False)
@@ -172,18 +180,16 @@ class LinePlan:
             text = groups[index]
             if text not in token.cache and token.read(text) is None or token.cache[text] is None:
                 return None
-        event = dict(fields)
-        # what every event of this plan with these texts shares: records.RecordBuilder finds their
-        # record by it without hashing every field (stitching and decoding drop it when they add)
-        event["_signature"] = (self.serial, key)
+        volatile = []
         for index, token in self.volatile:
             converted = token.cache.get(groups[index]) or token.read(groups[index])
             if converted is None:
                 return None
-            for name, value in converted.items():
-                if name not in event:  # the first token that names a field gives it
-                    event[name] = value
-        return event
+            volatile.append(converted)
+        when: dict = {}
+        if not self.times(match, times, when):
+            return None
+        return PlanHit(self, key, fields, volatile, when)
 
     def _stable_fields(self, match) -> dict | None:
         """What the grammar's shape reads in this line's message, less the fields of the tokens
@@ -199,37 +205,75 @@ class LinePlan:
 
     def times(self, match, times: dict, event: dict) -> bool:
         """Add the header's time fields to `event`; False when a header part is not a time."""
-        groups = match.groups()
-        header = self.header
-        if self.syslog:
-            stamp = (groups[header["day"]], groups[header["hms"]],
-                     groups[header["frac"]] if "frac" in header else b"")
-            mdt = times.get(stamp)
-            if mdt is None:
-                if not (_HEADER_PARTS["day"].fullmatch(stamp[0]) and _HEADER_PARTS["hms"].fullmatch(stamp[1])
-                        and (not stamp[2] or _HEADER_PARTS["frac"].fullmatch(stamp[2]))):
-                    return False
-                mdt = times[stamp] = (self.month, int(stamp[0]), stamp[1].decode(), stamp[2].decode())
-            event["_mdt"] = mdt
-        else:
-            stamp = groups[header["stamp"]]
-            wall = times.get(stamp, False)
-            if wall is False:
-                if not _HEADER_PARTS["stamp"].fullmatch(stamp):
-                    return False
-                moment = _iso_datetime(stamp.decode())
-                wall = times[stamp] = None if moment is None else (moment, int(wall_epoch(moment)))
-            if wall is not None:
-                # the whole second too, which clock.SourceClock would otherwise work out again
-                event["_wall"], event["_wall_second"] = wall
-        if "pid" in header and not groups[header["pid"]].isdigit():
+        first, last = self.time_groups
+        stamp = match.string[match.start(first):match.end(last)]
+        found = times.get(stamp)
+        if found is None:
+            found = times[stamp] = self._time_fields(match) or False
+        if found is False:
             return False
-        if "uptime" in header:
-            uptime = groups[header["uptime"]]
+        event.update(found)
+        if self.pid_group is not None and not match.group(self.pid_group + 1).isdigit():
+            return False
+        if self.uptime_group is not None:
+            uptime = match.group(self.uptime_group + 1)
             if not _HEADER_PARTS["uptime"].fullmatch(uptime):
                 return False
             event["_uptime"] = float(uptime)
         return True
+
+    def _time_fields(self, match) -> dict | None:
+        """What the header's time says, as framing puts it in an event; None when it is no time."""
+        groups = match.groups()
+        header = self.header
+        if self.syslog:
+            day, hms = groups[header["day"]], groups[header["hms"]]
+            frac = groups[header["frac"]] if "frac" in header else b""
+            if not (_HEADER_PARTS["day"].fullmatch(day) and _HEADER_PARTS["hms"].fullmatch(hms)
+                    and (not frac or _HEADER_PARTS["frac"].fullmatch(frac))):
+                return None
+            return {"_mdt": (self.month, int(day), hms.decode(), frac.decode())}
+        stamp = groups[header["stamp"]]
+        if not _HEADER_PARTS["stamp"].fullmatch(stamp):
+            return None
+        moment = _iso_datetime(stamp.decode())
+        # the whole second too, which clock.SourceClock would otherwise work out again
+        return {} if moment is None else {"_wall": moment, "_wall_second": int(wall_epoch(moment))}
+
+
+class PlanHit:
+    """A line a plan read: its plan, the fields shared by every line of that plan with the same
+    texts (do not change them), what its tokens that change line by line became, and its time.
+    The reader hands these on as they are; `event()` makes the event dict the general way makes."""
+
+    __slots__ = ("plan", "key", "fields", "volatile", "when", "line", "raw", "source")
+
+    def __init__(self, plan: LinePlan, key: tuple, fields: dict, volatile: list[dict], when: dict):
+        self.plan = plan
+        self.key = key
+        self.fields = fields
+        self.volatile = volatile
+        self.when = when
+
+    def event(self) -> dict:
+        event = dict(self.fields)
+        # what every event of this plan with these texts shares: records.RecordBuilder finds their
+        # record by it without hashing every field (stitching and decoding drop it when they add)
+        event["_signature"] = (self.plan.serial, self.key)
+        for converted in self.volatile:
+            for name, value in converted.items():
+                if name not in event:  # the first token that names a field gives it
+                    event[name] = value
+        event.update(self.when)
+        event["source"], event["line"], event["raw"] = self.source, self.line, self.raw.decode()
+        return event
+
+    @property
+    def sector(self) -> int | None:
+        for converted in self.volatile:
+            if "sector" in converted:
+                return converted["sector"]
+        return None
 
 
 _SERIALS = itertools.count()
@@ -251,8 +295,8 @@ class LinePlans:
     def key(families: frozenset, line: bytes) -> tuple:
         return (families, line.translate(None, _HEX_DIGITS))
 
-    def read(self, key: tuple, line: bytes, text: bytes, start: int, end: int) -> dict | None:
-        """The event of the line text[start:end], if a plan reads it and the line after it starts
+    def read(self, key: tuple, line: bytes, text: bytes, start: int, end: int) -> PlanHit | None:
+        """What a plan reads in the line text[start:end], if one does and the line after it starts
         with a header (so the message is all on this line); None sends it the general way."""
         plans = self._plans.get(key)
         if not plans or not line.isascii() or b"\x00" in line or b"\r" in line or b"#012" in line:
@@ -263,12 +307,12 @@ class LinePlans:
                 if plan.needs_context and _MAY_NAME_A_SCSI_DEVICE.search(
                         text, text.rfind(b"\n", 0, max(start - 1, 0)) + 1, text.find(b"\n", end + 1)):
                     return None
-                event = plan.event(match)
-                if event is not None:
-                    if len(self._times) > _CACHE_SIZE:
-                        self._times.clear()
-                    if plan.times(match, self._times, event):
-                        return event
+                if len(self._times) > _CACHE_SIZE:
+                    self._times.clear()
+                hit = plan.hit(match, self._times)
+                if hit is not None:
+                    hit.raw = line
+                    return hit
         return None
 
     def learn(self, key: tuple, line: bytes, family: str, shape: _Shape, terminal_patterns: dict[str, str],
@@ -299,11 +343,11 @@ class LinePlans:
         except (ValueError, AttributeError, TypeError, re.error):
             return None  # a line this way of planning cannot describe: it keeps the general way
         match = plan.line_regex.fullmatch(line)
-        if match is None:
+        hit = plan.hit(match, {}) if match is not None else None
+        if hit is None:
             return None
-        event = plan.event(match)
-        if event is None or not plan.times(match, {}, event):
-            return None
-        event.pop("_signature")
-        event.pop("_wall_second", None)
+        hit.source, hit.line, hit.raw = "", 0, line
+        event = hit.event()
+        for stamped in ("_signature", "_wall_second", "source", "line", "raw"):
+            event.pop(stamped, None)
         return plan if event == expected else None

@@ -17,7 +17,7 @@ from functools import cache
 from .chunks import iter_chunks, iter_range_chunks, iter_windows
 from .events import IDENTITY_FIELDS
 from .framing import Framed, frame_line
-from .lineplan import _BSD_START, _ISO_START, LinePlans
+from .lineplan import _BSD_START, _ISO_START, LinePlans, PlanHit
 from .limits import Limits
 from .linegrammar import MessageParser, default_parser, grammar_specs, kernel_families
 from .prefilter import Prefilter
@@ -93,12 +93,13 @@ class LogReader:
     def read(self, path, source_name: str, chunk_size: int = 16 << 20) -> LogReadResult:
         """Every event of one log, in line order (for tools and tests; analyses stream them)."""
         result = LogReadResult()
-        result.events = list(self.iter_events(path, source_name, result, chunk_size))
+        result.events = [as_event(item) for item in self.iter_events(path, source_name, result, chunk_size)]
         return result
 
     def iter_events(self, path, source_name: str, result: LogReadResult,
-                    chunk_size: int = 16 << 20, segment: "Segment | None" = None) -> Iterator[dict]:
-        """Yield the events of one log in line order; counts and warnings go to `result`.
+                    chunk_size: int = 16 << 20, segment: "Segment | None" = None) -> Iterator:
+        """Yield the events of one log in line order (dicts, or lineplan.PlanHit for a line a plan
+        read: `as_event` turns either into an event dict); counts and warnings go to `result`.
 
         What a line means never depends on where the chunks were cut: each chunk is read with a few
         lines of its neighbours around it (chunks.iter_windows), and the header style is judged on
@@ -121,7 +122,8 @@ class LogReader:
             text, core_start, core_end = window.text, window.core_start, window.core_end
             if headered is None:
                 headered = self._detect_headers(text[core_start:core_end], result)
-            pending: list[dict] = []
+            pending: list = []       # event dicts, and lineplan.PlanHit for lines a plan read
+            sort_pending = False
             self._frames: dict[int, Framed] = {}
             first_line = window.first_line
             plans = self.plans
@@ -135,12 +137,12 @@ class LogReader:
                     continue
                 line = text[start:end]
                 plan_key = plans.key(families, line)
-                event = plans.read(plan_key, line, text, start, end) if headered and self.use_plans else None
-                if event is not None:
+                hit = plans.read(plan_key, line, text, start, end) if headered and self.use_plans else None
+                if hit is not None:
                     self.plan_hits += 1
                     consumed_line = line_no
-                    event["source"], event["line"], event["raw"] = source_name, line_no, line.decode()
-                    pending.append(event)
+                    hit.source, hit.line = source_name, line_no
+                    pending.append(hit)
                     continue
                 first_line_no = line_no
                 framed = self._frame(text, start, end)
@@ -170,11 +172,15 @@ class LogReader:
                 for event in events:
                     _stamp(event, framed, source_name, first_line_no, raw)
                     if not _has_identity(event):
-                        pending.extend(self._context_events(text, start, end, first_line_no, source_name))
+                        context = self._context_events(text, start, end, first_line_no, source_name)
+                        if context:
+                            pending.extend(context)
+                            sort_pending = True
                     pending.append(event)
             last_line_count = window.first_line + text.count(b"\n", 0, core_end) - 1 \
                 + (0 if text[core_end - 1:core_end] == b"\n" else 1)
-            pending.sort(key=_line_of)  # context lines before an event come before it
+            if sort_pending:
+                pending.sort(key=_line_of)  # context lines before an event come before it
             result.events_read += len(pending)
             yield from pending
         result.lines = max(last_line_count, 0)
@@ -334,8 +340,13 @@ class Segment:
     host: str | None = None
 
 
-def _line_of(event: dict) -> int:
-    return event["line"]
+def _line_of(item) -> int:
+    return item.line if isinstance(item, PlanHit) else item["line"]
+
+
+def as_event(item) -> dict:
+    """An event dict, from what iter_events yields (a dict, or a PlanHit)."""
+    return item.event() if isinstance(item, PlanHit) else item
 
 
 def _stamp(event: dict, framed: Framed, source_name: str, line_no: int, raw: str) -> None:

@@ -21,16 +21,17 @@ from datetime import datetime
 
 from .chunks import detect_compression
 from .clock import SourceClock
-from .enrich import enrich_event
+from .enrich import enrich_event, has_raw_fields
 from .errors import PartialRead
-from .events import MERGE_WINDOW_LINES, NON_EVENT_KINDS
+from .events import IDENTITY_FIELDS, MERGE_WINDOW_LINES, NON_EVENT_KINDS
 from .limits import Limits
+from .lineplan import PlanHit
 from .logread import MAX_UNPARSED_SAMPLES, LogReader, LogReadResult, Segment, header_style
 from .mdlog import PrintoutCollector
 from .prefilter import Prefilter
 from .records import RecordBuilder, join_records, records_as_events, shift_runs
 from .safeio import looks_like_text
-from .stitch import Stitcher
+from .stitch import MAY_OPEN, Stitcher
 from .topology import EH_BLOCK_GAP_LINES, SequenceLinks
 
 # Lines without a candidate that make a safe place to cut a log (see the module docstring).
@@ -81,22 +82,53 @@ class _Reading:
         self.builder = RecordBuilder(name, keep_each=keep_each, max_records=limits.max_events)
         self.counted = 0
         self.capped = False
+        self._standalone: dict[int, bool] = {}   # plan serial -> its events stand alone
 
     def run(self, events, read: LogReadResult) -> None:
-        for event in events:
-            for report in self.stitcher.feed(event):
+        stitcher, builder = self.stitcher, self.builder
+        for item in events:
+            if item.__class__ is PlanHit:
+                standalone = self._standalone.get(item.plan.serial)
+                if standalone and not self.sequence.wants_all and not self.printouts.open:
+                    self._take_standalone(item)
+                    if builder.full:
+                        self._cap(read, item.line)
+                        break
+                    continue
+                event = item.event()
+                if standalone is None:
+                    self._standalone[item.plan.serial] = _stands_alone(event) and not self.keep_each
+            else:
+                event = item
+            for report in stitcher.feed(event):
                 self._take(report)
-            if self.builder.full:
-                what = "events" if self.keep_each else "distinct events"
-                read.warnings.append(PartialRead(
-                    f"{self.name}: over {self.limits.max_events} {what} held for this source (the events "
-                    f"cap, see --max-events); stopped reading after line {event['line']}"))
-                read.lines = read.lines or event["line"]
-                self.capped = True
+            if builder.full:
+                self._cap(read, event["line"])
                 break
         for report in self.stitcher.close():
             self._take(report)
         self.sequence.close()
+
+    def _cap(self, read: LogReadResult, line: int) -> None:
+        what = "events" if self.keep_each else "distinct events"
+        read.warnings.append(PartialRead(
+            f"{self.name}: over {self.limits.max_events} {what} held for this source (the events "
+            f"cap, see --max-events); stopped reading after line {line}"))
+        read.lines = read.lines or line
+        self.capped = True
+
+    def _take_standalone(self, hit: PlanHit) -> None:
+        """A line a plan read whose event opens no report, joins none and has nothing to decode or
+        to tell the observers: what stitch, stamp and fold would do to it, done directly."""
+        kind = hit.fields["kind"]
+        for report in self.stitcher.pass_alone(kind, hit.line):
+            self._take(report)
+        consequence = self.stitcher.is_consequence(kind, hit.line)
+        when = dict(hit.when)
+        self.clock.stamp(when)
+        if kind not in NON_EVENT_KINDS:
+            self.counted += 1
+        self.builder.add_hit(hit, consequence, when.get("_when"), when.get("_sec"))
 
     def _take(self, report: dict) -> None:
         self.clock.stamp(report)
@@ -109,6 +141,15 @@ class _Reading:
         if kind not in NON_EVENT_KINDS:
             self.counted += report.get("repeat") or 1
         self.builder.add(report)
+
+
+def _stands_alone(event: dict) -> bool:
+    """An event that no stage but the fold has anything to do with: it opens or joins no report
+    (stitch), holds nothing to decode (enrich), tells the observers nothing (an ATA port, a command
+    address, a RAID printout line), and names its device."""
+    return (event["kind"] not in MAY_OPEN and not has_raw_fields(event) and "ata_port" not in event
+            and "scmd" not in event and event["kind"] not in PrintoutCollector.KINDS
+            and any(event.get(f) is not None for f in IDENTITY_FIELDS))
 
 
 def read_log_source(path, name: str, report_date: datetime | None, limits: Limits | None = None,

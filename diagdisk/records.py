@@ -141,6 +141,35 @@ class RecordBuilder:
                 record.counts.append(count)
             record.note_time(second, line, when)
 
+    def add_hit(self, hit, consequence: bool, when: tuple | None, second: int | None) -> None:
+        """Fold in a line a plan read and that stands alone (logsource._stands_alone): the same
+        record add() would find for its event, found by the plan and its texts."""
+        clock = when[0] if when else "none"
+        self.events += 1
+        key = (clock, "plan", hit.plan.serial, hit.key, consequence)
+        record = self._records.get(key)
+        if record is None:
+            fields = dict(hit.fields)
+            if consequence:
+                fields["consequence"] = True
+            record = self._records[key] = _Record(fields, hit.line, clock)
+        record.count += 1
+        if len(record.samples) < MAX_SAMPLES:
+            record.samples.append((hit.line, hit.raw.decode()))
+        sector = hit.sector
+        if sector is not None:
+            sectors = record.sectors
+            sectors.add(sector)
+            if len(sectors) > 2 * MAX_RECORD_SECTORS:
+                _prune(sectors)
+        if second is not None:
+            if record.seconds and record.seconds[-1] == second:
+                record.counts[-1] += 1
+            else:
+                record.seconds.append(second)
+                record.counts.append(1)
+            record.note_time(second, hit.line, when)
+
     def records(self) -> list[_Record]:
         """One record per signature, by first line (events of one signature joined)."""
         return list(self._each) if self.keep_each else join_records(self._records.values())

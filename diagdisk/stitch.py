@@ -50,7 +50,7 @@ _CONSEQUENCE_LINES = 3
 
 
 # kinds whose report stays open for detail lines that follow it
-_MAY_OPEN = GROUP_KINDS | DETAIL_KINDS | {"abort", "timeout", "reset"}
+MAY_OPEN = GROUP_KINDS | DETAIL_KINDS | {"abort", "timeout", "reset"}
 
 
 class Stitcher:
@@ -69,7 +69,7 @@ class Stitcher:
         done: list[dict] = []
         kind = event["kind"]
         open_group = self._open
-        if open_group is None and kind not in _MAY_OPEN:
+        if open_group is None and kind not in MAY_OPEN:
             # nothing open to join, and this kind opens nothing: a report of its own (most of a storm)
             group = dict(event)
             group["_last_line"] = event["line"]
@@ -97,11 +97,26 @@ class Stitcher:
         self._close(done)
         group = dict(event)
         group["_last_line"] = event["line"]
-        if kind in _MAY_OPEN:
+        if kind in MAY_OPEN:
             self._open = group
         else:
             self._finish(group, done)
         return done
+
+    def pass_alone(self, kind: str, line: int) -> list[dict]:
+        """An event of a kind that opens no report passes (see feed): the open report ends."""
+        done: list[dict] = []
+        self._close(done)
+        return done
+
+    def is_consequence(self, kind: str, line: int) -> bool:
+        """After pass_alone, what _finish decides for such an event: whether it is the consequence of
+        the error just before it (and, if it is an error itself, that it is now the last one)."""
+        if kind in _SCSI_ERRORS:
+            self._last_error_line = line
+            return False
+        return (kind in ("io_error", "fs_error") and self._last_error_line is not None
+                and line - self._last_error_line <= _CONSEQUENCE_LINES)
 
     def close(self) -> list[dict]:
         done: list[dict] = []

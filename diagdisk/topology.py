@@ -314,6 +314,11 @@ class SequenceLinks:
             links.close()
         return list(by_source.values())
 
+    @property
+    def wants_all(self) -> bool:
+        """An EH block is open: every event may belong to it."""
+        return bool(self._open_ports)
+
     def wants(self, event: dict) -> bool:
         """Whether feeding `event` can change anything (most events of a storm cannot)."""
         return bool(self._open_ports) or "ata_port" in event or "scmd" in event

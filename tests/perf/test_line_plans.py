@@ -4,7 +4,7 @@ from pathlib import Path
 
 import pytest
 
-from diagdisk.logread import LogReader, LogReadResult
+from diagdisk.logread import LogReader, LogReadResult, as_event
 from perf_data import generated_log
 
 CORPUS = Path(__file__).resolve().parents[1] / "corpus"
@@ -18,7 +18,7 @@ _HINTS = ("_signature", "_wall_second")
 def _events(path: Path, use_plans: bool) -> tuple[list[dict], LogReader]:
     reader = LogReader(use_plans=use_plans)
     result = LogReadResult()
-    events = list(reader.iter_events(path, path.name, result))
+    events = [as_event(item) for item in reader.iter_events(path, path.name, result)]
     for event in events:
         for hint in _HINTS:
             event.pop(hint, None)
@@ -61,3 +61,16 @@ def test_plans_read_repeated_real_lines_as_the_general_way(tmp_path):
     with_plans, reader = _events(path, True)
     assert with_plans == _events(path, False)[0]
     assert reader.plan_hits > 0
+
+
+@pytest.mark.parametrize("ratio, seed", [(0.3, 9), (0.9, 10)])
+def test_records_are_the_same_with_plans_and_without(tmp_path, ratio, seed):
+    """Lines plans read go through a shorter way to their records when their event stands alone
+    (logsource._take_standalone): what comes out must be what the whole way gives."""
+    from diagdisk.logsource import read_log_source
+    path = tmp_path / "messages"
+    path.write_bytes(generated_log(400_000, ratio, seed))
+    fast = read_log_source(path, "messages", None, reader=LogReader(use_plans=True))
+    slow = read_log_source(path, "messages", None, reader=LogReader(use_plans=False))
+    assert fast.records == slow.records and fast.events == slow.events
+    assert len(fast.records) > 50
