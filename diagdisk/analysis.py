@@ -414,7 +414,9 @@ def _build_topology(analysis: Analysis) -> None:
         name = event.get("device") or ""
         if event.get("hctl") or name.startswith(("sd", "hd", "vd")):
             # an NVMe namespace is listed under its controller below, not as a SCSI name
-            topology.device(event.get("hctl"), None if name.startswith("nvme") else name or None)
+            device = topology.device(event.get("hctl"), None if name.startswith("nvme") else name or None)
+            if event.get("majmin") and not event.get("partition") and device.majmin is None:
+                device.majmin = event["majmin"]  # a message that named the whole disk by number
         elif event.get("nvme_ctrl"):
             device = topology.device(name=event["nvme_ctrl"])
             device.type = device.type or "nvme"

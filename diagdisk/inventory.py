@@ -56,6 +56,7 @@ class ScsiDevice:
     wwn: str | None = None
     serial: str | None = None
     size: str | None = None
+    majmin: str | None = None
 
 
 @dataclass
@@ -280,7 +281,7 @@ def _lsblk_device(values: dict[str, Any]) -> ScsiDevice | None:
         return None
     return ScsiDevice(hctl=text("HCTL") or "", name=text("NAME") or text("KNAME"), vendor=text("VENDOR"),
                       model=text("MODEL"), revision=text("REV"), serial=text("SERIAL"), wwn=text("WWN"),
-                      size=text("SIZE"), type=text("TYPE"))
+                      size=text("SIZE"), type=text("TYPE"), majmin=text("MAJ:MIN") or text("MAJ_MIN"))
 
 
 def read_lsblk(text: str) -> TableRead[list[ScsiDevice]]:
@@ -307,7 +308,8 @@ def read_lsblk(text: str) -> TableRead[list[ScsiDevice]]:
             if device is not None:
                 devices.append(device)
         elif kind == "row" and fields["devtype"] in _WHOLE_DISK_TYPES:
-            devices.append(ScsiDevice(hctl="", name=fields["name"], size=str(fields["size"]), type=fields["devtype"]))
+            devices.append(ScsiDevice(hctl="", name=fields["name"], size=str(fields["size"]), type=fields["devtype"],
+                                      majmin=fields.get("majmin")))
     return TableRead(devices, unparsed)
 
 

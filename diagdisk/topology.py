@@ -105,9 +105,10 @@ class Topology:
             if not record.hctl and not record.name:
                 continue  # a damaged row names no device: nothing to attach its details to
             device = self.device(record.hctl or None, record.name)
-            for attr in ("vendor", "model", "revision", "serial", "wwn", "size"):
+            for attr in ("vendor", "model", "revision", "serial", "wwn", "size", "majmin"):
                 if getattr(device, attr) is None and getattr(record, attr):
                     setattr(device, attr, getattr(record, attr))
+            device.wwn = normal_wwn(device.wwn)
             if device.type is None and record.type:
                 device.type = _normal_type(record.type)
             device.sources.add(origin)
@@ -256,6 +257,17 @@ def _normal_type(text: str) -> str:
     if "enclosure" in text:
         return "enclosure"
     return text
+
+
+def normal_wwn(text: str | None) -> str | None:
+    """A WWN spelt one way: lsblk and by-id write 0x5000c500a1b2c3d4, lsscsi -i and scsi-3... ids
+    put the NAA designator type 3 before it (35000c500a1b2c3d4)."""
+    if not text:
+        return text
+    digits = text.lower().removeprefix("0x")
+    if len(digits) in (17, 33) and digits.startswith("3") and all(c in "0123456789abcdef" for c in digits):
+        digits = digits[1:]
+    return "0x" + digits if all(c in "0123456789abcdef" for c in digits) else text
 
 
 def unit_of(event: dict) -> str | None:

@@ -8,6 +8,7 @@ from datetime import datetime, timezone
 from .. import __version__
 from ..decode.sense import SENSE_KEY_NAMES
 from ..events import NON_EVENT_KINDS, is_informational
+from ..topology import normal_wwn
 
 SCHEMA = "diagdisk.report/1"
 MAX_SECTORS = 1000
@@ -96,7 +97,7 @@ def _devices(analysis, events: list[dict]) -> list[dict]:
         rows.append({
             "hctl": device.hctl, "name": device.name, "majmin": device.majmin, "vendor": device.vendor,
             "model": device.model, "revision": device.revision, "serial": device.serial,
-            "wwn": device.wwn, "ata_port": device.ata_port or next(
+            "wwn": normal_wwn(device.wwn), "ata_port": device.ata_port or next(
                 (p for p, h in analysis.topology.ata_to_hctl.items() if h and h == device.hctl), None),
             "type": device.type, "size": device.size, "md_member_of": device.md_member_of,
             "error_counts": dict(error_counts), "smart": device.smart})
