@@ -228,8 +228,14 @@ def _read_sources(analysis: Analysis, sources: list[Source], jobs: int | None, k
                 report.unparsed_candidates = len(unparsed)
                 report.unparsed_samples = unparsed[:MAX_UNPARSED_SAMPLES]
             elif source.format == "smartctl_json":
-                smart = parse_smartctl_json(_read_table(source, analysis, report), source.name)
-                analysis.smart.append(smart)
+                text = _read_table(source, analysis, report)
+                if text.lstrip().startswith("smartctl "):
+                    # a smartctl older than 7.0 asked for -j prints its banner and a usage error
+                    report.format = "smartctl_text"
+                    report.lines = text.count("\n")
+                    analysis.smart.append(parse_smartctl_text(text, source.name))
+                else:
+                    analysis.smart.append(parse_smartctl_json(text, source.name))
             elif source.format == "smartctl_text":
                 text = _read_table(source, analysis, report)
                 report.lines = text.count("\n")
@@ -400,18 +406,7 @@ def _build_topology(analysis: Analysis) -> None:
         elif event.get("ata_port"):
             topology.device(name=event["ata_port"])
     apply_md_events(analysis.events, topology, analysis.printouts)
-    for smart in analysis.smart:
-        name = smart.device
-        device = topology.device(name=name) if name else None
-        if device is None:
-            continue
-        device.smart = smart.to_dict()
-        device.serial = device.serial or smart.serial
-        device.wwn = device.wwn or smart.wwn
-        device.model = device.model or smart.model
-        device.revision = device.revision or smart.firmware
-        if device.type is None:
-            device.type = "nvme" if smart.protocol == "nvme" else "disk"
+    _attach_smart(analysis)
     for name, ids in topology.by_id.items():
         device = topology.find(name)
         if device is None:
@@ -423,3 +418,27 @@ def _build_topology(analysis: Analysis) -> None:
             if m and not device.serial and not ident.startswith(("scsi-3", "nvme-eui")):
                 device.serial = m.group(1).rsplit("_", 1)[-1]
     topology.attach_md_members()
+
+
+def _attach_smart(analysis: Analysis) -> None:
+    """Each device's SMART state comes from its best report (smart.best_report): sos stores several
+    smartctl runs of one disk (-a text, -a JSON), and one that knows less never hides one that
+    knows more; identity fields missing from it are taken from the others."""
+    from .smart import best_report
+    topology = analysis.topology
+    per_device: dict[int, tuple] = {}
+    for smart in analysis.smart:
+        if smart.device:
+            device = topology.device(name=smart.device)
+            per_device.setdefault(id(device), (device, []))[1].append(smart)
+    for device, reports in per_device.values():
+        best = best_report(reports)
+        device.smart = best.to_dict()
+        for smart in [best, *(report for report in reports if report is not best)]:
+            device.serial = device.serial or smart.serial
+            device.wwn = device.wwn or smart.wwn
+            device.model = device.model or smart.model
+            device.revision = device.revision or smart.firmware
+        if device.type is None:
+            protocols = [report.protocol for report in [best, *reports] if report.protocol]
+            device.type = "nvme" if protocols[:1] == ["nvme"] else "disk"

@@ -18,6 +18,13 @@ from .errors import InputError
 from .limits import Limits
 from .safeio import looks_like_text, read_text_capped
 
+# Files below a glob of SOSREPORT_PATHS that hold nothing diagdisk reads; checked first. sos's ata
+# plugin stores `smartctl -l scterc` (error recovery timeouts: no health) beside `smartctl -a`.
+NOT_SOURCES: list[str] = [
+    "sos_commands/*/smartctl*scterc*",
+    "sos_commands/*/smartctl_--scan*",    # a list of device names
+]
+
 # (glob below the sosreport root, format). First match wins; order goes from specific to generic.
 SOSREPORT_PATHS: list[tuple[str, str]] = [
     ("var/log/messages*", "log"),
@@ -39,6 +46,9 @@ SOSREPORT_PATHS: list[tuple[str, str]] = [
     ("sos_commands/block/ls_-lan_.dev.disk.by-id", "by_id"),      # written by diagdisk collect
     ("sos_commands/multipath/multipath_-l*", "multipath"),
     ("sos_commands/multipath/multipath_-v4_-ll", "multipath"),
+    # sos runs each smartctl command twice, the second time with -j appended (plugins ata, nvme)
+    ("sos_commands/*/smartctl*_-j", "smartctl_json"),
+    ("sos_commands/*/smartctl*_--json*", "smartctl_json"),
     ("sos_commands/ata/smartctl*", "smartctl_text"),
     ("sos_commands/block/smartctl*", "smartctl_text"),
     ("sos_commands/nvme/smartctl*", "smartctl_text"),
@@ -94,6 +104,8 @@ def is_sosreport_root(root: Path) -> bool:
 
 
 def classify_in_tree(relative: str) -> str | None:
+    if any(fnmatch.fnmatchcase(relative, pattern) for pattern in NOT_SOURCES):
+        return None
     for pattern, fmt in SOSREPORT_PATHS:
         if fnmatch.fnmatchcase(relative, pattern):
             return fmt
