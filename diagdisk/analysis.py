@@ -27,7 +27,8 @@ from .logread import Segment
 from .logsource import SEGMENT_MIN_BYTES, join_segments, plan_segments, read_log_segment, read_log_source
 from .mdlog import apply_md_events
 from .safeio import read_text_capped
-from .sources import EXPECTED_SOURCES, Source, classify_in_tree, is_sosreport_root, sniff_format
+from .sources import (EXPECTED_SOURCES, Source, classify_in_tree, is_sosreport_root, mark_duplicate_kernel_logs,
+                      sniff_format)
 from .topology import Topology
 
 
@@ -82,6 +83,7 @@ def discover(root: Path, files: list[tuple[Path, str]], multiple: bool,
             continue
         sources.append(Source(path=path, name=name, format=fmt, warnings=list((file_warnings or {}).get(name, []))))
     sources.sort(key=lambda s: (s.format, s.rotation_key))
+    mark_duplicate_kernel_logs(sources)
     return sources
 
 
@@ -200,11 +202,13 @@ def _latest_log_mtime(sources: list[Source]) -> datetime | None:
 def _read_sources(analysis: Analysis, sources: list[Source], jobs: int | None, keep_each: bool,
                   chunk_size: int, segment_bytes: int) -> None:
     from .smart import parse_smartctl_json, parse_smartctl_text
-    logs = [source for source in sources if source.format == "log"]
+    logs = [source for source in sources if source.format == "log" and not source.duplicate_of]
     log_results = iter(read_logs(logs, analysis, jobs, keep_each, chunk_size, segment_bytes))
     for source in sources:
         report = SourceReport(name=source.name, format=source.format, warnings=list(source.warnings))
         analysis.sources.append(report)
+        if source.duplicate_of:
+            continue  # its warnings name the source read instead
         try:
             if source.format == "log":
                 result = next(log_results)

@@ -1,0 +1,117 @@
+"""Where each datum lives: which files of a sosreport or bundle are read, and which are one kernel
+ring buffer printed twice."""
+
+import re
+import shutil
+from datetime import datetime
+from pathlib import Path
+
+from diagdisk.analysis import analyze
+from diagdisk.sources import classify_in_tree
+
+SAMPLES = Path(__file__).resolve().parent.parent / "samples"
+DEMO = SAMPLES / "demo-sosreport"
+KERNEL = "sos_commands/kernel"
+BOOT = datetime(2024, 3, 11, 8, 1, 58)   # the demo host's boot, 13 s before its first dmesg -T line
+
+
+def plain_dmesg(dmesg_t: str) -> str:
+    """The `dmesg` print of a `dmesg -T` print: seconds since boot instead of ctime stamps."""
+    lines = []
+    for line in dmesg_t.splitlines():
+        stamp = re.match(r"\[\w{3} (\w{3} +\d+ [\d:]+ \d{4})\] ", line)
+        if stamp:
+            uptime = (datetime.strptime(stamp[1], "%b %d %H:%M:%S %Y") - BOOT).total_seconds()
+            lines.append(f"[{uptime:12.6f}] {line[stamp.end():]}")
+        else:  # a continuation line, indented under the message
+            lines.append(" " * 15 + line.strip())
+    return "\n".join(lines) + "\n"
+
+
+def demo_tree(tmp_path: Path) -> Path:
+    tree = tmp_path / "sosreport"
+    shutil.copytree(DEMO, tree)
+    return tree
+
+
+def run(*paths: Path):
+    return analyze([str(p) for p in paths], jobs=1)
+
+
+def sources_of(analysis) -> dict:
+    return {s.name: s for s in analysis.sources}
+
+
+def event_counts(analysis) -> dict:
+    counts: dict = {}
+    for event in analysis.events:
+        key = (event["kind"], event.get("device"))
+        counts[key] = counts.get(key, 0) + (event.get("repeat") or 1)
+    return counts
+
+
+# ---------------------------------------------------------------- dmesg and dmesg -T
+
+
+def test_dmesg_and_dmesg_t_are_one_ring_buffer_read_once(tmp_path):
+    alone = run(DEMO)
+    tree = demo_tree(tmp_path)
+    (tree / KERNEL / "dmesg").write_text(plain_dmesg((DEMO / KERNEL / "dmesg_-T").read_text()))
+    both = run(tree)
+    assert event_counts(both) == event_counts(alone)
+    sources = sources_of(both)
+    skipped, read = sources[f"{KERNEL}/dmesg"], sources[f"{KERNEL}/dmesg_-T"]
+    assert read.events > 0 and read.format == "dmesg_T"
+    assert (skipped.format, skipped.lines, skipped.events) == ("log", 0, 0)
+    assert skipped.warnings == [f"{KERNEL}/dmesg: not read: another print of the kernel ring buffer in "
+                                f"{KERNEL}/dmesg_-T, which was read (reading both would count every kernel "
+                                f"message twice)"]
+    assert both.complete and both.missing_sources == alone.missing_sources
+
+
+def test_the_print_read_is_a_usable_one(tmp_path):
+    tree = demo_tree(tmp_path)
+    (tree / KERNEL / "dmesg").write_text(plain_dmesg((DEMO / KERNEL / "dmesg_-T").read_text()))
+    (tree / KERNEL / "dmesg_-T").write_text("dmesg: read kernel buffer failed: Operation not permitted\n")
+    sources = sources_of(run(tree))
+    assert sources[f"{KERNEL}/dmesg"].events > 0 and not sources[f"{KERNEL}/dmesg"].warnings
+    assert sources[f"{KERNEL}/dmesg_-T"].warnings[0].startswith(f"{KERNEL}/dmesg_-T: not read: another print")
+
+
+def test_ring_buffers_of_two_inputs_are_both_read(tmp_path):
+    first, second = demo_tree(tmp_path / "a"), demo_tree(tmp_path / "b")
+    sources = run(first, second).sources
+    assert [s.events > 0 for s in sources if s.name == f"{KERNEL}/dmesg_-T"] == [True, True]
+
+
+# ---------------------------------------------------------------- var/log/dmesg (boot time)
+
+
+def test_boot_dmesg_that_opens_the_ring_buffer_is_not_read_twice(tmp_path):
+    tree = demo_tree(tmp_path)
+    boot_lines = (DEMO / KERNEL / "dmesg_-T").read_text().splitlines()[:7]   # the boot: up to md0 started
+    (tree / "var/log/dmesg").write_text(plain_dmesg("\n".join(boot_lines)))
+    analysis = run(tree)
+    boot = sources_of(analysis)["var/log/dmesg"]
+    assert boot.lines == 0 and boot.warnings == [
+        f"var/log/dmesg: not read: its boot messages are the first lines of {KERNEL}/dmesg_-T, which was read "
+        f"(reading both would count them twice)"]
+    assert event_counts(analysis) == event_counts(run(DEMO))
+
+
+def test_boot_dmesg_the_ring_buffer_lost_is_read(tmp_path):
+    tree = demo_tree(tmp_path)
+    wrapped = (DEMO / KERNEL / "dmesg_-T").read_text().splitlines()[7:]     # the boot lines were overwritten
+    (tree / KERNEL / "dmesg_-T").write_text("\n".join(wrapped) + "\n")
+    boot = ("[    0.000000] Linux version 4.18.0-372.9.1.el8.x86_64 (mockbuild@x86-vm-07.build.eng.bos.redhat.com)\n"
+            + plain_dmesg("\n".join((DEMO / KERNEL / "dmesg_-T").read_text().splitlines()[:7])))
+    (tree / "var/log/dmesg").write_text(boot)
+    sources = sources_of(run(tree))
+    assert sources["var/log/dmesg"].lines == 8 and sources["var/log/dmesg"].format == "dmesg"
+    assert not sources["var/log/dmesg"].warnings
+
+
+def test_boot_dmesg_alone_is_a_kernel_log():
+    assert classify_in_tree("var/log/dmesg") == "log"
+    assert classify_in_tree("var/log/dmesg.0") == "log"
+    assert classify_in_tree("var/log/dmesg.1.gz") == "log"
