@@ -32,6 +32,7 @@ SOSREPORT_PATHS: list[tuple[str, str]] = [
     ("var/log/kern.log*", "log"),
     # the kernel ring buffer: dmesg and dmesg -T are two prints of it (see mark_duplicate_kernel_logs)
     ("sos_commands/kernel/dmesg*", "log"),
+    ("dev/kmsg", "log"),                  # written by diagdisk collect when dmesg is refused
     # the boot-time dmesg some distributions keep (copied by sos's kernel plugin), older boots too
     ("var/log/dmesg", "log"),
     ("var/log/dmesg.*", "log"),
@@ -104,9 +105,9 @@ class Source:
         return (base, 2, 0)
 
 
-# Prints of one kernel ring buffer: sos's kernel plugin stores both `dmesg` and `dmesg -T`. One of
-# them is read.
-RING_BUFFER_PATHS = ("sos_commands/kernel/dmesg*",)
+# Prints of one kernel ring buffer: sos's kernel plugin stores both `dmesg` and `dmesg -T`, and
+# diagdisk collect copies /dev/kmsg when dmesg is refused. One of them is read.
+RING_BUFFER_PATHS = ("sos_commands/kernel/dmesg*", "dev/kmsg")
 # The ring buffer as it was at boot (written by the boot scripts of some distributions).
 BOOT_DMESG = "var/log/dmesg"
 _WALL_CLOCK_DMESG = re.compile(r"(?:^|_)(?:-T|--ctime|--time-format_ctime)(?=_|$)")
@@ -119,10 +120,10 @@ def mark_duplicate_kernel_logs(sources: list[Source]) -> None:
 
     Of several prints of the ring buffer, the one read is a whole (not cut short in the archive) and
     usable one (not empty, not dmesg's own error message) with wall-clock times (`dmesg -T`), else
-    plain `dmesg`. The boot-time var/log/dmesg is skipped too when every line of it opens the print
-    that is read (the ring buffer has not wrapped since boot); otherwise it holds boot messages the
-    ring buffer lost, and is read. Each skipped source carries a note naming the one read; no data
-    is lost.
+    plain `dmesg`, else /dev/kmsg. The boot-time var/log/dmesg is skipped too when every line of it
+    opens the print that is read (the ring buffer has not wrapped since boot); otherwise it holds
+    boot messages the ring buffer lost, and is read. Each skipped source carries a note naming the
+    one read; no data is lost.
     """
     ring = [s for s in sources if s.format == "log" and _matches(s.name, RING_BUFFER_PATHS)]
     if not ring:

@@ -1,12 +1,13 @@
 """Where each datum lives: which files of a sosreport or bundle are read, and which are one kernel
-ring buffer printed twice."""
+ring buffer printed twice (dmesg, dmesg -T, the collector's /dev/kmsg, var/log/dmesg)."""
 
+import json
 import re
 import shutil
 from datetime import datetime
 from pathlib import Path
 
-from diagdisk.analysis import analyze
+from diagdisk.analysis import analyze, discover
 from diagdisk.sources import classify_in_tree
 
 SAMPLES = Path(__file__).resolve().parent.parent / "samples"
@@ -115,3 +116,42 @@ def test_boot_dmesg_alone_is_a_kernel_log():
     assert classify_in_tree("var/log/dmesg") == "log"
     assert classify_in_tree("var/log/dmesg.0") == "log"
     assert classify_in_tree("var/log/dmesg.1.gz") == "log"
+
+
+# ---------------------------------------------------------------- the collector's /dev/kmsg
+
+
+def bundle_tree(tmp_path: Path, kmsg: str) -> Path:
+    tree = tmp_path / "diagdisk-store01-20240320-100512"
+    (tree / "dev").mkdir(parents=True)
+    (tree / "dev/kmsg").write_text(kmsg)
+    (tree / "date").write_text("Wed Mar 20 10:05:12 UTC 2024\n")
+    (tree / "hostname").write_text("store01\n")
+    (tree / "proc/scsi").mkdir(parents=True)
+    (tree / "proc/scsi/scsi").write_text((DEMO / "proc/scsi/scsi").read_text())
+    (tree / "manifest.json").write_text(json.dumps({"schema": "diagdisk.bundle/1", "items": []}))
+    return tree
+
+
+KMSG = ("6,512,2100000,-;sd 2:0:2:0: [sdc] 7814037168 512-byte logical blocks: (4.00 TB/3.64 TiB)\n"
+        " SUBSYSTEM=scsi\n DEVICE=+scsi:2:0:2:0\n"
+        "3,1890,692266123456,-;blk_update_request: critical medium error, dev sdc, sector 2931456128\n")
+
+
+def test_bundle_dev_kmsg_is_a_kernel_log_source(tmp_path):
+    tree = bundle_tree(tmp_path, KMSG)
+    found = discover(tree, [(p, p.relative_to(tree).as_posix()) for p in sorted(tree.rglob("*")) if p.is_file()],
+                     multiple=False)
+    assert {s.name: s.format for s in found}["dev/kmsg"] == "log"
+    kmsg = sources_of(run(tree))["dev/kmsg"]
+    assert kmsg.lines == 4 and not kmsg.warnings
+    assert "log" not in [m.split()[0] for m in run(tree).missing_sources]
+
+
+def test_dev_kmsg_beside_dmesg_is_the_same_ring_buffer(tmp_path):
+    tree = bundle_tree(tmp_path, KMSG)
+    (tree / KERNEL).mkdir(parents=True)
+    (tree / KERNEL / "dmesg").write_text("[    2.100000] sd 2:0:2:0: [sdc] 7814037168 512-byte logical blocks\n")
+    sources = sources_of(run(tree))
+    assert sources[f"{KERNEL}/dmesg"].lines == 1
+    assert sources["dev/kmsg"].warnings[0].startswith("dev/kmsg: not read: another print of the kernel ring buffer")
