@@ -7,6 +7,7 @@ from __future__ import annotations
 
 import contextlib
 import functools
+import json
 import multiprocessing
 import os
 import re
@@ -169,7 +170,12 @@ def analyze(paths: list[str], limits: Limits | None = None, strict: bool = False
 
 
 def _read_metadata(analysis: Analysis, sources: list[Source]) -> None:
+    """Host name, kernel and report date: from the sosreport's `hostname`, `uname` and `date`; else
+    the date from the end of the sos run (sos_reports/manifest.json), then the latest log's mtime."""
+    manifests = []
     for source in sources:
+        if source.format == "sos_manifest":
+            manifests.append(source)
         try:
             text = read_text_capped(source.path, source.name, 4096) if source.format in (
                 "date", "hostname", "uname") else None
@@ -183,8 +189,32 @@ def _read_metadata(analysis: Analysis, sources: list[Source]) -> None:
             parts = text.split()
             analysis.kernel = parts[2] if len(parts) > 2 else None
             analysis.hostname = analysis.hostname or (parts[1] if len(parts) > 1 else None)
+    for manifest in manifests:
+        if analysis.report_date is None:
+            analysis.report_date = _sos_manifest_date(manifest, analysis.limits)
     if analysis.report_date is None:
         analysis.report_date = _latest_log_mtime(sources)
+
+
+def _sos_manifest_date(source: Source, limits: Limits) -> datetime | None:
+    """When the sos run ended (or began): sos writes its manifest (sos/component.py SoSMetadata) with
+    top-level "start_time" and "end_time", str() of naive local datetimes ("2024-03-20 10:06:44.902177")."""
+    try:
+        text = read_text_capped(source.path, source.name, limits.max_table_bytes)
+        manifest = json.loads(text)
+    except InputError:
+        return None
+    except (ValueError, RecursionError):
+        source.warnings.append(f"{source.name}: not JSON; the report date is not taken from it")
+        return None
+    if not isinstance(manifest, dict):
+        return None
+    for key in ("end_time", "start_time"):
+        value = manifest.get(key)
+        when = parse_report_date(value) if isinstance(value, str) else None
+        if when is not None:
+            return when
+    return None
 
 
 def _latest_log_mtime(sources: list[Source]) -> datetime | None:

@@ -1,7 +1,9 @@
 """Where each datum lives: which files of a sosreport or bundle are read, and which are one kernel
-ring buffer printed twice (dmesg, dmesg -T, the collector's /dev/kmsg, var/log/dmesg)."""
+ring buffer printed twice (dmesg, dmesg -T, the collector's /dev/kmsg, var/log/dmesg), and where the
+report date comes from."""
 
 import json
+import os
 import re
 import shutil
 from datetime import datetime
@@ -155,3 +157,55 @@ def test_dev_kmsg_beside_dmesg_is_the_same_ring_buffer(tmp_path):
     sources = sources_of(run(tree))
     assert sources[f"{KERNEL}/dmesg"].lines == 1
     assert sources["dev/kmsg"].warnings[0].startswith("dev/kmsg: not read: another print of the kernel ring buffer")
+
+
+# ---------------------------------------------------------------- report date
+
+
+def test_report_date_from_the_sos_manifest_when_there_is_no_date_file(tmp_path):
+    tree = demo_tree(tmp_path)
+    (tree / "date").unlink()
+    analysis = run(tree)
+    assert analysis.report_date == datetime(2024, 3, 20, 10, 6, 44)   # manifest.json end_time
+    assert not sources_of(analysis)["sos_reports/manifest.json"].warnings
+
+
+def year_rollover_tree(tmp_path: Path, manifest: dict | str | None) -> Path:
+    """A sosreport taken on 2 Jan 2024 whose syslog spans New Year, without `date`; the files carry
+    the mtime of an archive extracted years later (tar keeps mtimes, copies may not)."""
+    tree = tmp_path / "sosreport"
+    (tree / "var/log").mkdir(parents=True)
+    (tree / "var/log/messages").write_text(
+        "Dec 31 23:59:58 db7 kernel: sd 0:0:1:0: [sdb] tag#2 FAILED Result: hostbyte=DID_OK driverbyte=DRIVER_SENSE\n"
+        "Dec 31 23:59:58 db7 kernel: sd 0:0:1:0: [sdb] tag#2 Sense Key : Medium Error [current]\n"
+        "Jan  1 00:00:03 db7 kernel: sd 0:0:1:0: [sdb] tag#7 Sense Key : Medium Error [current]\n")
+    if manifest is not None:
+        (tree / "sos_reports").mkdir()
+        (tree / "sos_reports/manifest.json").write_text(manifest if isinstance(manifest, str) else json.dumps(manifest))
+    later = datetime(2026, 6, 1).timestamp()
+    for path in tree.rglob("*"):
+        os.utime(path, (later, later))
+    return tree
+
+
+SOS_MANIFEST = {"version": "4.6.1", "cmdline": "sos report --batch", "start_time": "2024-01-02 09:14:02.118311",
+                "end_time": "2024-01-02 09:16:40.902177", "run_time": "0:02:38.783866", "compression": "xz",
+                "tmpdir": "/var/tmp/sos.x1", "tmpdir_fs_type": "xfs", "policy": "Red Hat Enterprise Linux",
+                "components": {"report": {"preset": "none", "enabled_plugins": []}}}
+
+
+def test_the_sos_manifest_date_places_syslog_lines_in_their_year(tmp_path):
+    analysis = run(year_rollover_tree(tmp_path, SOS_MANIFEST))
+    assert analysis.report_date == datetime(2024, 1, 2, 9, 16, 40)
+    firsts = sorted(e["_first"] for e in analysis.events if e.get("_first"))
+    assert firsts[0].startswith("2023-12-31T23:59:58") and firsts[-1].startswith("2024-01-01T00:00:03")
+
+
+def test_without_manifest_the_year_comes_from_the_file_times(tmp_path):
+    analysis = run(year_rollover_tree(tmp_path / "none", None))
+    assert analysis.report_date.year == 2026
+    broken = run(year_rollover_tree(tmp_path / "broken", '{"version": "4.6.1", "start_time": '))
+    assert broken.report_date.year == 2026
+    assert sources_of(broken)["sos_reports/manifest.json"].warnings == [
+        "sos_reports/manifest.json: not JSON; the report date is not taken from it"]
+    assert broken.complete
