@@ -17,9 +17,10 @@ from datetime import datetime, timezone
 from pathlib import Path
 
 from . import inventory
+from .chunks import detect_compression
 from .errors import InputError, PartialRead, is_partial
 from .events import NON_EVENT_KINDS
-from .framing import MONTHS
+from .framing import MONTHS, frame_line
 from .inputs import STDIN_NAME, OpenedInput, open_input
 from .limits import Limits
 from .linegrammar import default_parser
@@ -28,8 +29,8 @@ from .logread import Segment
 from .logsource import SEGMENT_MIN_BYTES, join_segments, plan_segments, read_log_segment, read_log_source
 from .mdlog import apply_md_events
 from .safeio import read_text_capped
-from .sources import (EXPECTED_SOURCES, Source, classify_in_tree, is_sosreport_root, mark_duplicate_kernel_logs,
-                      sniff_format)
+from .sources import (EXPECTED_SOURCES, Source, classify_in_tree, is_kernel_ring_buffer, is_sosreport_root,
+                      mark_duplicate_kernel_logs, sniff_format)
 from .topology import Topology
 
 
@@ -171,7 +172,8 @@ def analyze(paths: list[str], limits: Limits | None = None, strict: bool = False
 
 def _read_metadata(analysis: Analysis, sources: list[Source]) -> None:
     """Host name, kernel and report date: from the sosreport's `hostname`, `uname` and `date`; else
-    the date from the end of the sos run (sos_reports/manifest.json), then the latest log's mtime."""
+    the date from the end of the sos run (sos_reports/manifest.json), then the latest log's mtime;
+    the host name from the syslog headers when they all name one host."""
     manifests = []
     for source in sources:
         if source.format == "sos_manifest":
@@ -194,6 +196,8 @@ def _read_metadata(analysis: Analysis, sources: list[Source]) -> None:
             analysis.report_date = _sos_manifest_date(manifest, analysis.limits)
     if analysis.report_date is None:
         analysis.report_date = _latest_log_mtime(sources)
+    if analysis.hostname is None:
+        analysis.hostname = _syslog_hostname(sources)
 
 
 def _sos_manifest_date(source: Source, limits: Limits) -> datetime | None:
@@ -215,6 +219,39 @@ def _sos_manifest_date(source: Source, limits: Limits) -> datetime | None:
         if when is not None:
             return when
     return None
+
+
+# Syslog header host names that name no host: those of lines logged before the host name was set.
+_PLACEHOLDER_HOSTS = frozenset({"localhost", "localhost.localdomain", "(none)"})
+_HOSTNAME_SAMPLE_BYTES = 1 << 16
+_HOSTNAME_SAMPLE_SOURCES = 3
+
+
+def _syslog_hostname(sources: list[Source]) -> str | None:
+    """The one host the syslog headers at the start of the newest plain system logs name (with at
+    least one kernel line among them); None when they name several (a log server's files) or none."""
+    logs = [s for s in sources if s.format == "log" and not s.duplicate_of and not is_kernel_ring_buffer(s.name)]
+    hosts: set[str] = set()
+    kernel_lines = 0
+    sampled = 0
+    for source in sorted(logs, key=lambda s: s.rotation_key, reverse=True):
+        if sampled == _HOSTNAME_SAMPLE_SOURCES:
+            break
+        try:
+            with open(source.path, "rb") as handle:
+                head = handle.read(_HOSTNAME_SAMPLE_BYTES)
+        except OSError:
+            continue
+        if detect_compression(head[:6]):
+            continue
+        sampled += 1
+        lines = head.splitlines()
+        for line in lines[:-1] if len(head) == _HOSTNAME_SAMPLE_BYTES else lines:
+            framed = frame_line(line.decode("utf-8", "replace"))
+            if framed.header in ("syslog", "rfc3339") and framed.host and framed.host not in _PLACEHOLDER_HOSTS:
+                hosts.add(framed.host)
+                kernel_lines += framed.tag == "kernel"
+    return hosts.pop() if len(hosts) == 1 and kernel_lines else None
 
 
 def _latest_log_mtime(sources: list[Source]) -> datetime | None:

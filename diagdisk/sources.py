@@ -142,6 +142,11 @@ def mark_duplicate_kernel_logs(sources: list[Source]) -> None:
                                    f"{kept.name}, which was read (reading both would count them twice)")
 
 
+def is_kernel_ring_buffer(name: str) -> bool:
+    """A print of the kernel ring buffer (dmesg, /dev/kmsg, var/log/dmesg): no syslog headers."""
+    return _matches(name, RING_BUFFER_PATHS) or name == BOOT_DMESG or name.startswith(BOOT_DMESG + ".")
+
+
 def _matches(name: str, patterns) -> bool:
     return any(fnmatch.fnmatchcase(name, pattern) for pattern in patterns)
 

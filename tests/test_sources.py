@@ -1,6 +1,6 @@
 """Where each datum lives: which files of a sosreport or bundle are read, and which are one kernel
 ring buffer printed twice (dmesg, dmesg -T, the collector's /dev/kmsg, var/log/dmesg), and where the
-report date comes from."""
+report date and host name come from."""
 
 import json
 import os
@@ -159,7 +159,7 @@ def test_dev_kmsg_beside_dmesg_is_the_same_ring_buffer(tmp_path):
     assert sources["dev/kmsg"].warnings[0].startswith("dev/kmsg: not read: another print of the kernel ring buffer")
 
 
-# ---------------------------------------------------------------- report date
+# ---------------------------------------------------------------- report date and host name
 
 
 def test_report_date_from_the_sos_manifest_when_there_is_no_date_file(tmp_path):
@@ -209,3 +209,24 @@ def test_without_manifest_the_year_comes_from_the_file_times(tmp_path):
     assert sources_of(broken)["sos_reports/manifest.json"].warnings == [
         "sos_reports/manifest.json: not JSON; the report date is not taken from it"]
     assert broken.complete
+
+
+def test_host_name_from_the_syslog_headers_when_no_file_names_it(tmp_path):
+    analysis = run(year_rollover_tree(tmp_path, SOS_MANIFEST))
+    assert analysis.hostname == "db7"
+    assert run(DEMO).hostname == "pgdb02"                     # the hostname file wins
+
+
+def test_a_log_servers_syslog_names_no_host(tmp_path):
+    tree = year_rollover_tree(tmp_path, SOS_MANIFEST)
+    messages = tree / "var/log/messages"
+    messages.write_text(messages.read_text() + "Jan  1 00:00:04 web2 kernel: usb 1-1: USB disconnect, device number 2\n")
+    assert run(tree).hostname is None
+
+
+def test_lines_logged_before_the_host_name_was_set_do_not_count(tmp_path):
+    tree = year_rollover_tree(tmp_path, SOS_MANIFEST)
+    messages = tree / "var/log/messages"
+    messages.write_text("Dec 31 23:50:01 localhost kernel: Linux version 4.18.0-372.9.1.el8.x86_64\n"
+                        + messages.read_text())
+    assert run(tree).hostname == "db7"
