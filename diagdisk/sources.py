@@ -210,6 +210,29 @@ def classify_in_tree(relative: str) -> str | None:
     return None
 
 
+def _is_disk_listing(text: str, cut: bool) -> bool:
+    """An `ls -l` listing of /dev/disk/by-id (or sos's recursive `ls -lanR /dev`): its first lines
+    are all lines of an ls listing (grammars/by_id.lark) and it lists /dev or links into ../../."""
+    from .inventory import parse_table_line
+    lines = text.splitlines()
+    if cut:
+        lines = lines[:-1]  # the last line of a full head may be cut short
+    lines = [line.strip() for line in lines if line.strip()][:20]
+    if not lines:
+        return False
+    shows_disks = False
+    for line in lines:
+        parsed = parse_table_line("by_id", line)
+        if parsed is None or parsed[0] == "message":
+            return False
+        kind, fields = parsed
+        if kind == "directory":
+            shows_disks = shows_disks or fields["directory"].rstrip("/").startswith("/dev")
+        elif kind == "entry" and fields["mode"].startswith("l"):
+            shows_disks = shows_disks or str(fields.get("target", "")).startswith("../../")
+    return shows_disks
+
+
 def sniff_format(path: Path) -> str | None:
     """Content-based format of a lone file; None when it is not something diagdisk reads."""
     try:
@@ -241,6 +264,8 @@ def sniff_format(path: Path) -> str | None:
         return "lsblk"
     if re.search(r"\bdm-\d+ .*\n\s*size=", text):
         return "multipath"
+    if _is_disk_listing(text, cut=len(head) == 8192):
+        return "by_id"
     if looks_like_text(head):
         return "log"
     return None

@@ -1,6 +1,6 @@
-"""Where each datum lives: which files of a sosreport or bundle are read, and which are one kernel
-ring buffer printed twice (dmesg, dmesg -T, the collector's /dev/kmsg, var/log/dmesg), and where the
-report date and host name come from."""
+"""Where each datum lives: which files of a sosreport or bundle are read, which are one kernel ring
+buffer printed twice (dmesg, dmesg -T, the collector's /dev/kmsg, var/log/dmesg), where the report
+date and host name come from, and what a lone file is."""
 
 import json
 import os
@@ -10,7 +10,7 @@ from datetime import datetime
 from pathlib import Path
 
 from diagdisk.analysis import analyze, discover
-from diagdisk.sources import classify_in_tree
+from diagdisk.sources import classify_in_tree, sniff_format
 
 SAMPLES = Path(__file__).resolve().parent.parent / "samples"
 DEMO = SAMPLES / "demo-sosreport"
@@ -230,3 +230,48 @@ def test_lines_logged_before_the_host_name_was_set_do_not_count(tmp_path):
     messages.write_text("Dec 31 23:50:01 localhost kernel: Linux version 4.18.0-372.9.1.el8.x86_64\n"
                         + messages.read_text())
     assert run(tree).hostname == "db7"
+
+
+# ---------------------------------------------------------------- a lone /dev/disk/by-id listing
+
+
+BY_ID = """\
+total 0
+lrwxrwxrwx. 1 root root  9 Mar 19 02:41 ata-ST4000NM0033-9ZM170_Z1Z3K3CD -> ../../sdb
+lrwxrwxrwx. 1 root root 10 Mar 19 02:41 ata-ST4000NM0033-9ZM170_Z1Z3K3CD-part1 -> ../../sdb1
+lrwxrwxrwx. 1 root root  9 Mar 19 02:41 wwn-0x5000c500795a1a07 -> ../../sdb
+"""
+
+LS_LANR_DEV = """\
+/dev:
+total 0
+drwxr-xr-x. 20 0 0    3560 Mar 19 02:41 .
+dr-xr-xr-x. 17 0 0     224 Mar 11 08:01 ..
+crw-r--r--.  1 0 0  10, 235 Mar 11 08:02 autofs
+drwxr-xr-x.  2 0 0     180 Mar 11 08:02 block
+brw-rw----.  1 0 6   8,   0 Mar 11 08:02 sda
+lrwxrwxrwx.  1 0 0      13 Mar 11 08:02 fd -> /proc/self/fd
+"""
+
+
+def test_a_lone_by_id_listing_is_sniffed_as_the_by_id_table(tmp_path):
+    listing = tmp_path / "by-id.txt"
+    listing.write_text(BY_ID)
+    assert sniff_format(listing) == "by_id"
+    collected = tmp_path / "ls_-lan_.dev.disk.by-id"    # what diagdisk collect writes: no total line
+    collected.write_text("lrwxrwxrwx 1 0 0 9 Mar 19 02:41 wwn-0x5000c500795a1a07 -> ../../sdb\n")
+    assert sniff_format(collected) == "by_id"
+    recursive = tmp_path / "ls_-lanR_.dev"
+    recursive.write_text(LS_LANR_DEV)
+    assert sniff_format(recursive) == "by_id"
+    source = run(listing).sources[0]
+    assert (source.format, source.unparsed_candidates) == ("by_id", 0)
+
+
+def test_logs_and_other_listings_are_not_by_id(tmp_path):
+    log = tmp_path / "messages"
+    log.write_text((DEMO / "var/log/messages").read_text())
+    assert sniff_format(log) == "log"
+    var_log = tmp_path / "ls_-alRh_.var.log"
+    var_log.write_text("total 12K\n-rw-------. 1 root root 2.1K Mar 19 02:41 messages\n")
+    assert sniff_format(var_log) == "log"
