@@ -19,10 +19,13 @@ from .limits import Limits
 from .safeio import looks_like_text, read_text_capped
 
 # Files below a glob of SOSREPORT_PATHS that hold nothing diagdisk reads; checked first. sos's ata
-# plugin stores `smartctl -l scterc` (error recovery timeouts: no health) beside `smartctl -a`.
+# plugin stores `smartctl -l scterc` (error recovery timeouts: no health) beside `smartctl -a`; its
+# logs plugin stores `journalctl --disk-usage` and `ls -alRh /var/log/` beside the journals.
 NOT_SOURCES: list[str] = [
     "sos_commands/*/smartctl*scterc*",
     "sos_commands/*/smartctl_--scan*",    # a list of device names
+    "sos_commands/logs/journalctl_--disk-usage",
+    "sos_commands/logs/ls_*",
 ]
 
 # (glob below the sosreport root, format). First match wins; order goes from specific to generic.

@@ -114,6 +114,12 @@ def test_boot_dmesg_the_ring_buffer_lost_is_read(tmp_path):
     assert not sources["var/log/dmesg"].warnings
 
 
+def test_what_the_logs_plugin_stores_beside_the_journals_is_no_log():
+    assert classify_in_tree("sos_commands/logs/journalctl_--no-pager") == "log"
+    assert classify_in_tree("sos_commands/logs/journalctl_--disk-usage") is None
+    assert classify_in_tree("sos_commands/logs/ls_-alRh_.var.log") is None
+
+
 def test_boot_dmesg_alone_is_a_kernel_log():
     assert classify_in_tree("var/log/dmesg") == "log"
     assert classify_in_tree("var/log/dmesg.0") == "log"
