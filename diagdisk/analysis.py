@@ -7,6 +7,7 @@ from __future__ import annotations
 
 import contextlib
 import functools
+import json
 import multiprocessing
 import os
 import re
@@ -16,10 +17,11 @@ from datetime import datetime, timezone
 from pathlib import Path
 
 from . import inventory
+from .chunks import detect_compression
 from .dedup import deduplicate
 from .errors import InputError, PartialRead, is_partial
 from .events import NON_EVENT_KINDS
-from .framing import MONTHS
+from .framing import MONTHS, frame_line
 from .inputs import STDIN_NAME, OpenedInput, open_input
 from .limits import Limits
 from .linegrammar import default_parser
@@ -28,7 +30,8 @@ from .logread import Segment
 from .logsource import SEGMENT_MIN_BYTES, join_segments, plan_segments, read_log_segment, read_log_source
 from .mdlog import apply_md_events
 from .safeio import read_text_capped
-from .sources import EXPECTED_SOURCES, Source, classify_in_tree, is_sosreport_root, sniff_format
+from .sources import (EXPECTED_SOURCES, Source, classify_in_tree, is_kernel_ring_buffer, is_sosreport_root,
+                      mark_duplicate_kernel_logs, sniff_format)
 from .topology import Topology
 
 
@@ -41,6 +44,7 @@ class SourceReport:
     unparsed_candidates: int = 0
     unparsed_samples: list = field(default_factory=list)
     warnings: list[str] = field(default_factory=list)
+    origin: str = ""        # the input it came from
 
 
 @dataclass
@@ -56,7 +60,6 @@ class Analysis:
     topology: Topology = field(default_factory=Topology)
     sequences: list = field(default_factory=list)   # SequenceLinks of each log source
     printouts: list = field(default_factory=list)   # RAID conf printouts of the log sources
-    log_hosts: list = field(default_factory=list)   # the host each log's line headers name
     smart: list = field(default_factory=list)
     warnings: list[str] = field(default_factory=list)
     limits: Limits = field(default_factory=Limits)
@@ -84,6 +87,7 @@ def discover(root: Path, files: list[tuple[Path, str]], multiple: bool,
             continue
         sources.append(Source(path=path, name=name, format=fmt, warnings=list((file_warnings or {}).get(name, []))))
     sources.sort(key=lambda s: (s.format, s.rotation_key))
+    mark_duplicate_kernel_logs(sources)
     return sources
 
 
@@ -157,17 +161,15 @@ def analyze(paths: list[str], limits: Limits | None = None, strict: bool = False
             analysis.warnings.extend(_input_warnings(opened, found))
             if not found:
                 analysis.warnings.append(f"{path}: holds no log, sosreport or command output diagdisk can read")
+            for source in found:
+                source.origin = path
             all_sources.extend(found)
         # the same sources in the same order, whatever order the inputs were named in
-        all_sources.sort(key=lambda s: (s.format, s.rotation_key, s.name))
+        all_sources.sort(key=lambda s: (s.format, s.rotation_key, s.name, s.origin))
         _read_metadata(analysis, all_sources)
         _read_sources(analysis, all_sources, jobs, keep_each, chunk_size, segment_bytes)
     if not keep_each:
         _count_copies_once(analysis)
-    if analysis.hostname is None and analysis.log_hosts:
-        # no hostname or uname file: the host the log lines name, when they agree on one
-        hosts = set(analysis.log_hosts)
-        analysis.hostname = hosts.pop() if len(hosts) == 1 else None
     formats = {s.format for s in all_sources}
     analysis.missing_sources = [desc for fmt, desc in EXPECTED_SOURCES.items() if fmt not in formats]
     _build_topology(analysis)
@@ -175,7 +177,13 @@ def analyze(paths: list[str], limits: Limits | None = None, strict: bool = False
 
 
 def _read_metadata(analysis: Analysis, sources: list[Source]) -> None:
+    """Host name, kernel and report date: from the sosreport's `hostname`, `uname` and `date`; else
+    the date from the end of the sos run (sos_reports/manifest.json), then the latest log's mtime;
+    the host name from the syslog headers when they all name one host."""
+    manifests = []
     for source in sources:
+        if source.format == "sos_manifest":
+            manifests.append(source)
         try:
             text = read_text_capped(source.path, source.name, 4096) if source.format in (
                 "date", "hostname", "uname") else None
@@ -189,8 +197,67 @@ def _read_metadata(analysis: Analysis, sources: list[Source]) -> None:
             parts = text.split()
             analysis.kernel = parts[2] if len(parts) > 2 else None
             analysis.hostname = analysis.hostname or (parts[1] if len(parts) > 1 else None)
+    for manifest in manifests:
+        if analysis.report_date is None:
+            analysis.report_date = _sos_manifest_date(manifest, analysis.limits)
     if analysis.report_date is None:
         analysis.report_date = _latest_log_mtime(sources)
+    if analysis.hostname is None:
+        analysis.hostname = _syslog_hostname(sources)
+
+
+def _sos_manifest_date(source: Source, limits: Limits) -> datetime | None:
+    """When the sos run ended (or began): sos writes its manifest (sos/component.py SoSMetadata) with
+    top-level "start_time" and "end_time", str() of naive local datetimes ("2024-03-20 10:06:44.902177")."""
+    try:
+        text = read_text_capped(source.path, source.name, limits.max_table_bytes)
+        manifest = json.loads(text)
+    except InputError:
+        return None
+    except (ValueError, RecursionError):
+        source.warnings.append(f"{source.name}: not JSON; the report date is not taken from it")
+        return None
+    if not isinstance(manifest, dict):
+        return None
+    for key in ("end_time", "start_time"):
+        value = manifest.get(key)
+        when = parse_report_date(value) if isinstance(value, str) else None
+        if when is not None:
+            return when
+    return None
+
+
+# Syslog header host names that name no host: those of lines logged before the host name was set.
+_PLACEHOLDER_HOSTS = frozenset({"localhost", "localhost.localdomain", "(none)"})
+_HOSTNAME_SAMPLE_BYTES = 1 << 16
+_HOSTNAME_SAMPLE_SOURCES = 3
+
+
+def _syslog_hostname(sources: list[Source]) -> str | None:
+    """The one host the syslog headers at the start of the newest plain system logs name (with at
+    least one kernel line among them); None when they name several (a log server's files) or none."""
+    logs = [s for s in sources if s.format == "log" and not s.duplicate_of and not is_kernel_ring_buffer(s.name)]
+    hosts: set[str] = set()
+    kernel_lines = 0
+    sampled = 0
+    for source in sorted(logs, key=lambda s: s.rotation_key, reverse=True):
+        if sampled == _HOSTNAME_SAMPLE_SOURCES:
+            break
+        try:
+            with open(source.path, "rb") as handle:
+                head = handle.read(_HOSTNAME_SAMPLE_BYTES)
+        except OSError:
+            continue
+        if detect_compression(head[:6]):
+            continue
+        sampled += 1
+        lines = head.splitlines()
+        for line in lines[:-1] if len(head) == _HOSTNAME_SAMPLE_BYTES else lines:
+            framed = frame_line(line.decode("utf-8", "replace"))
+            if framed.header in ("syslog", "rfc3339") and framed.host and framed.host not in _PLACEHOLDER_HOSTS:
+                hosts.add(framed.host)
+                kernel_lines += framed.tag == "kernel"
+    return hosts.pop() if len(hosts) == 1 and kernel_lines else None
 
 
 def _latest_log_mtime(sources: list[Source]) -> datetime | None:
@@ -208,11 +275,14 @@ def _latest_log_mtime(sources: list[Source]) -> datetime | None:
 def _read_sources(analysis: Analysis, sources: list[Source], jobs: int | None, keep_each: bool,
                   chunk_size: int, segment_bytes: int) -> None:
     from .smart import parse_smartctl_json, parse_smartctl_text
-    logs = [source for source in sources if source.format == "log"]
+    logs = [source for source in sources if source.format == "log" and not source.duplicate_of]
     log_results = iter(read_logs(logs, analysis, jobs, keep_each, chunk_size, segment_bytes))
     for source in sources:
-        report = SourceReport(name=source.name, format=source.format, warnings=list(source.warnings))
+        report = SourceReport(name=source.name, format=source.format, warnings=list(source.warnings),
+                              origin=source.origin)
         analysis.sources.append(report)
+        if source.duplicate_of:
+            continue  # its warnings name the source read instead
         try:
             if source.format == "log":
                 result = next(log_results)
@@ -226,9 +296,9 @@ def _read_sources(analysis: Analysis, sources: list[Source], jobs: int | None, k
                 report.warnings.extend(read.warnings)
                 if read.header_style:
                     report.format = read.header_style
+                for record in result.records:
+                    record["_input"] = source.origin  # logs of two inputs never hold copies of each other
                 analysis.events.extend(result.records)
-                if read.host:
-                    analysis.log_hosts.append(read.host)
                 analysis.sequences.append(result.sequence)
                 analysis.printouts.extend(result.printouts)
             elif source.format in _TABLE_PARSERS:
@@ -238,8 +308,14 @@ def _read_sources(analysis: Analysis, sources: list[Source], jobs: int | None, k
                 report.unparsed_candidates = len(unparsed)
                 report.unparsed_samples = unparsed[:MAX_UNPARSED_SAMPLES]
             elif source.format == "smartctl_json":
-                smart = parse_smartctl_json(_read_table(source, analysis, report), source.name)
-                analysis.smart.append(smart)
+                text = _read_table(source, analysis, report)
+                if text.lstrip().startswith("smartctl "):
+                    # a smartctl older than 7.0 asked for -j prints its banner and a usage error
+                    report.format = "smartctl_text"
+                    report.lines = text.count("\n")
+                    analysis.smart.append(parse_smartctl_text(text, source.name))
+                else:
+                    analysis.smart.append(parse_smartctl_json(text, source.name))
             elif source.format == "smartctl_text":
                 text = _read_table(source, analysis, report)
                 report.lines = text.count("\n")
@@ -336,7 +412,7 @@ def _count_copies_once(analysis: Analysis) -> None:
     """The same kernel message in messages, the journal and dmesg is one event (diagdisk.dedup)."""
     analysis.events, copies = deduplicate(analysis.events)
     for report in analysis.sources:
-        found = copies.get(report.name)
+        found = copies.get((report.origin, report.name))
         if found:
             report.events -= found
             report.warnings.append(f"{report.name}: {found} events are also in a log read before it "
@@ -423,18 +499,7 @@ def _build_topology(analysis: Analysis) -> None:
         elif event.get("ata_port"):
             topology.device(name=event["ata_port"])
     apply_md_events(analysis.events, topology, analysis.printouts)
-    for smart in analysis.smart:
-        name = smart.device
-        device = topology.device(name=name) if name else None
-        if device is None:
-            continue
-        device.smart = smart.to_dict()
-        device.serial = device.serial or smart.serial
-        device.wwn = device.wwn or smart.wwn
-        device.model = device.model or smart.model
-        device.revision = device.revision or smart.firmware
-        if device.type is None:
-            device.type = "nvme" if smart.protocol == "nvme" else "disk"
+    _attach_smart(analysis)
     for name, ids in topology.by_id.items():
         device = topology.find(name)
         if device is None:
@@ -446,3 +511,27 @@ def _build_topology(analysis: Analysis) -> None:
             if m and not device.serial and not ident.startswith(("scsi-3", "nvme-eui")):
                 device.serial = m.group(1).rsplit("_", 1)[-1]
     topology.attach_md_members()
+
+
+def _attach_smart(analysis: Analysis) -> None:
+    """Each device's SMART state comes from its best report (smart.best_report): sos stores several
+    smartctl runs of one disk (-a text, -a JSON), and one that knows less never hides one that
+    knows more; identity fields missing from it are taken from the others."""
+    from .smart import best_report
+    topology = analysis.topology
+    per_device: dict[int, tuple] = {}
+    for smart in analysis.smart:
+        if smart.device:
+            device = topology.device(name=smart.device)
+            per_device.setdefault(id(device), (device, []))[1].append(smart)
+    for device, reports in per_device.values():
+        best = best_report(reports)
+        device.smart = best.to_dict()
+        for smart in [best, *(report for report in reports if report is not best)]:
+            device.serial = device.serial or smart.serial
+            device.wwn = device.wwn or smart.wwn
+            device.model = device.model or smart.model
+            device.revision = device.revision or smart.firmware
+        if device.type is None:
+            protocols = [report.protocol for report in [best, *reports] if report.protocol]
+            device.type = "nvme" if protocols[:1] == ["nvme"] else "disk"

@@ -45,10 +45,25 @@ def _signature(record: dict) -> frozenset:
                                                             "time_quality", "repeat"))
 
 
-def deduplicate(records: list[dict]) -> tuple[list[dict], dict[str, int]]:
-    """The records with the copies of events an earlier log holds taken out, and per source the
-    number of its events found to be copies (attach and other topology lines are taken out alike,
-    but are no events to count)."""
+def deduplicate(records: list[dict]) -> tuple[list[dict], dict[tuple[str, str], int]]:
+    """The records with the copies of events an earlier log holds taken out, and per (input,
+    source) the number of its events found to be copies (attach and other topology lines are taken
+    out alike, but are no events to count). Logs of two inputs hold no copies of each other."""
+    by_input: dict[str, list[dict]] = defaultdict(list)
+    for record in records:
+        by_input[record.get("_input", "")].append(record)
+    kept, copies = [], {}
+    for origin in sorted(by_input):
+        mine, found = _deduplicate_one_input(by_input[origin])
+        kept += mine
+        for source, count in found.items():
+            copies[(origin, source)] = count
+    order = {id(record): index for index, record in enumerate(records)}
+    kept.sort(key=lambda record: order[id(record)])
+    return kept, dict(copies)
+
+
+def _deduplicate_one_input(records: list[dict]) -> tuple[list[dict], dict[str, int]]:
     families: dict[tuple, list[dict]] = defaultdict(list)
     for record in records:
         families[log_family(record["source"])].append(record)

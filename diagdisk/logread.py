@@ -42,7 +42,6 @@ class LogReadResult:
     header_style: str | None = None
     warnings: list[str] = field(default_factory=list)
     events_read: int = 0
-    host: str | None = None        # the host its line headers name
 
 
 def _has_identity(event: dict) -> bool:
@@ -114,7 +113,7 @@ class LogReader:
                                  max_line_bytes=self.limits.max_line_bytes, max_bytes=self.limits.max_file_bytes)
             windows = iter_windows(chunks, _CONTEXT_LINES, _HEADER_SNIFF_BYTES)
         else:
-            headered, result.header_style, result.host = segment.headered, segment.header_style, segment.host
+            headered, result.header_style = segment.headered, segment.header_style
             chunks = iter_range_chunks(path, segment.start, segment.stop, segment.first_line, chunk_size,
                                        result.warnings, name=source_name, max_line_bytes=self.limits.max_line_bytes)
             windows = iter_windows(chunks, _CONTEXT_LINES, before=segment.before)
@@ -213,7 +212,7 @@ class LogReader:
         return ordered
 
     def _detect_headers(self, start_of_file: bytes, result: LogReadResult) -> bool:
-        headered, result.header_style, result.host = header_style(start_of_file)
+        headered, result.header_style = header_style(start_of_file)
         return headered
 
     def _frame(self, text: bytes, start: int, end: int) -> Framed:
@@ -310,21 +309,16 @@ class LogReader:
         return found
 
 
-def header_style(start_of_file: bytes) -> tuple[bool, str, str | None]:
-    """Whether a log's lines have headers (judged on its first lines), the most common style, and
-    the host most of those headers name (syslog and journal lines name one)."""
-    styles, hosts = [], []
+def header_style(start_of_file: bytes) -> tuple[bool, str]:
+    """Whether a log's lines have headers (judged on its first lines), and the most common style."""
+    styles = []
     for raw in start_of_file[:_HEADER_SNIFF_BYTES].split(b"\n")[:50]:
         if raw.strip():
-            framed = frame_line(decode_log_bytes(raw))
-            styles.append(framed.header)
-            if framed.host:
-                hosts.append(framed.host)
-    host = max(sorted(set(hosts)), key=hosts.count) if hosts else None
+            styles.append(frame_line(decode_log_bytes(raw)).header)
     headered = [s for s in styles if s in _HEADER_STYLES]
     if styles and len(headered) * 2 > len(styles):
-        return True, max(sorted(set(headered)), key=headered.count), host
-    return False, "bare", host
+        return True, max(sorted(set(headered)), key=headered.count)
+    return False, "bare"
 
 
 @dataclass(frozen=True)
@@ -337,7 +331,6 @@ class Segment:
     before: bytes          # the complete lines just before `start`, as context
     headered: bool
     header_style: str
-    host: str | None = None
 
 
 def _line_of(item) -> int:

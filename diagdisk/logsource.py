@@ -181,7 +181,7 @@ def join_segments(name: str, parts: list[SegmentRead], report_date: datetime | N
                   keep_each: bool = False) -> LogSourceResult:
     """The segments of one file, in file order, as if one reader had read it whole."""
     clock = SourceClock(name)
-    read = LogReadResult(header_style=parts[0].read.header_style, host=parts[0].read.host)
+    read = LogReadResult(header_style=parts[0].read.header_style)
     sequence = SequenceLinks()
     records, printouts, events = [], [], 0
     given: set[str] = set()
@@ -217,7 +217,7 @@ def plan_segments(path, name: str, workers: int, prefilter: Prefilter, limits: L
             if (size < 2 * min_bytes or size > limits.max_file_bytes or detect_compression(start_of_file)
                     or not start_of_file or not looks_like_text(start_of_file)):
                 return None
-            headered, style, host = header_style(start_of_file)
+            headered, style = header_style(start_of_file)
             count = min(2 * workers, size // min_bytes)
             cuts = [0]
             for index in range(1, count):
@@ -232,7 +232,7 @@ def plan_segments(path, name: str, workers: int, prefilter: Prefilter, limits: L
             for index, (start, stop) in enumerate(zip(cuts, cuts[1:])):
                 segments.append(Segment(start=start, stop=stop, first_line=lines[index] + 1,
                                         before=_lines_before_offset(stream, start), headered=headered,
-                                        header_style=style, host=host))
+                                        header_style=style))
             return segments
     except OSError:
         return None

@@ -32,6 +32,11 @@ Flags that inform but never change health by themselves: ``udma_crc_errors:N`` (
 counts corrupted frames on the SATA link: a cable, connector or backplane matter, not the disk) and,
 for NVMe, ``error_log_entries:N`` (the NVMe error information log also counts host-side command
 errors such as unsupported log pages, so the count alone does not indict the drive).
+
+One disk, several reports: sos stores `smartctl -a DEV` and `smartctl -a DEV -j` (and `-l scterc`,
+which is no health report and not read). The report that speaks for the disk (``best_report``) is
+one that knows the drive's health over one that does not, then the run that prints more (-x over -a
+over -H, -i last), then JSON over text; a report that knows less never replaces one that knows more.
 """
 
 from __future__ import annotations
@@ -127,6 +132,8 @@ class SmartReport:
     failing_lbas: list[int] = field(default_factory=list)
     smartctl_exit_status: int | None = None
     messages: list[str] = field(default_factory=list)
+    options: list[str] = field(default_factory=list)  # of the smartctl run: from the JSON argv or the file name
+    from_json: bool = False
 
     def to_dict(self) -> dict[str, Any]:
         """The ``devices[].smart`` object of the diagdisk.report/1 contract."""
@@ -205,6 +212,68 @@ def device_from_source(source_name: str) -> str | None:
     return stem
 
 
+def options_from_source(source_name: str) -> list[str]:
+    """The smartctl options a sos file name records (sos mangles `smartctl -a /dev/sda -j` into
+    smartctl_-a_.dev.sda_-j); [] for a name that records none (smartctl/sda.json).
+
+    >>> options_from_source("sos_commands/nvme/smartctl_--all_.dev.nvme0n1_-j")
+    ['--all', '-j']
+    """
+    name = PurePosixPath(source_name).name
+    start = name.find("smartctl_")
+    if start < 0:
+        return []
+    return [token for token in name[start + len("smartctl_"):].split("_") if token and not token.startswith(".dev.")]
+
+
+def _options_from_argv(argv: Any) -> list[str]:
+    if not isinstance(argv, list) or not argv:
+        return []
+    return [arg for arg in argv[1:] if isinstance(arg, str) and not arg.startswith("/dev/")]
+
+
+# How much of the drive's state a smartctl run prints, by its options: -x everything, -a the
+# health, attributes and logs, -H/-A/-l one part; -i (identity) and -l scterc (error recovery
+# timeouts) no health at all. A run whose options are not known counts as one part: its content tells.
+_OPTION_SCOPE = {"-x": 3, "--xall": 3, "-a": 2, "--all": 2, "-H": 1, "--health": 1, "-A": 1,
+                 "--attributes": 1, "-l": 1, "--log": 1, "-i": 0, "--info": 0}
+_NO_HEALTH_LOGS = ("scterc", "devstat")
+_HEALTH_ORDER = {"unknown": 0, "passed": 1, "warning": 2, "failed": 3}
+
+
+def run_scope(options: list[str]) -> int:
+    """3 for -x, 2 for -a, 1 for a run that prints one part of the health (or is not known), 0 for
+    one that prints none.
+
+    >>> run_scope(["-a", "-j"]), run_scope(["-l", "scterc"]), run_scope([])
+    (2, 0, 1)
+    """
+    scopes = []
+    for index, option in enumerate(options):
+        name, _, value = option.partition("=")
+        if name not in _OPTION_SCOPE:
+            continue
+        if name in ("-l", "--log"):
+            value = value or (options[index + 1] if index + 1 < len(options) else "")
+            scopes.append(0 if value.startswith(_NO_HEALTH_LOGS) else 1)
+        else:
+            scopes.append(_OPTION_SCOPE[name])
+    return max(scopes) if scopes else 1
+
+
+def report_rank(report: SmartReport) -> tuple[bool, int, bool, int]:
+    """Orders the reports of one device, best last: one that knows the drive's health over one that
+    does not, then the run that prints more (-x over -a over -H), JSON over text, the worse health."""
+    return (report.health != "unknown", run_scope(report.options), report.from_json,
+            _HEALTH_ORDER.get(report.health, 0))
+
+
+def best_report(reports: list[SmartReport]) -> SmartReport:
+    """The report that speaks for a device among several (sos stores `smartctl -a`, `-a -j`, ...);
+    the first of equals, so the choice follows the order of the sources."""
+    return max(reports, key=report_rank)
+
+
 def _wwn_from_parts(naa: int, oui: int, unit_id: int) -> str:
     return f"0x{naa:x}{oui:06x}{unit_id:09x}"
 
@@ -218,7 +287,8 @@ def _leading_int(text: str | None) -> int | None:
 
 def parse_smartctl_text(text: str, source_name: str) -> SmartReport:
     """SmartReport from smartctl -a/-x text (any smartctl version from 5.3x on)."""
-    report = SmartReport(source=source_name, device=device_from_source(source_name))
+    report = SmartReport(source=source_name, device=device_from_source(source_name),
+                         options=options_from_source(source_name))
     vendor = product = None
     labels: dict[str, str] = {}
     scsi_uncorrected = None
@@ -379,6 +449,8 @@ def parse_smartctl_json(text: str, source_name: str) -> SmartReport:
     report.protocol = protocol if protocol in ("ata", "scsi", "nvme") else None
     smartctl = _obj(data.get("smartctl"))
     report.smartctl_exit_status = _int(smartctl.get("exit_status"))
+    report.options = _options_from_argv(smartctl.get("argv")) or options_from_source(source_name)
+    report.from_json = True
     report.messages = [_str(m.get("string")) or "" for m in _arr(smartctl.get("messages")) if isinstance(m, dict)]
 
     report.model = _str(data.get("model_name")) or _str(data.get("scsi_model_name"))

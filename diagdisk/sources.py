@@ -11,19 +11,34 @@ import fnmatch
 import json
 import re
 from dataclasses import dataclass, field
-from pathlib import Path
+from pathlib import Path, PurePosixPath
 
 from .chunks import detect_compression
-from .errors import InputError
+from .errors import InputError, is_partial
 from .limits import Limits
 from .safeio import looks_like_text, read_text_capped
+
+# Files below a glob of SOSREPORT_PATHS that hold nothing diagdisk reads; checked first. sos's ata
+# plugin stores `smartctl -l scterc` (error recovery timeouts: no health) beside `smartctl -a`; its
+# logs plugin stores `journalctl --disk-usage` and `ls -alRh /var/log/` beside the journals.
+NOT_SOURCES: list[str] = [
+    "sos_commands/*/smartctl*scterc*",
+    "sos_commands/*/smartctl_--scan*",    # a list of device names
+    "sos_commands/logs/journalctl_--disk-usage",
+    "sos_commands/logs/ls_*",
+]
 
 # (glob below the sosreport root, format). First match wins; order goes from specific to generic.
 SOSREPORT_PATHS: list[tuple[str, str]] = [
     ("var/log/messages*", "log"),
     ("var/log/syslog*", "log"),
     ("var/log/kern.log*", "log"),
+    # the kernel ring buffer: dmesg and dmesg -T are two prints of it (see mark_duplicate_kernel_logs)
     ("sos_commands/kernel/dmesg*", "log"),
+    ("dev/kmsg", "log"),                  # written by diagdisk collect when dmesg is refused
+    # the boot-time dmesg some distributions keep (copied by sos's kernel plugin), older boots too
+    ("var/log/dmesg", "log"),
+    ("var/log/dmesg.*", "log"),
     ("sos_commands/logs/journalctl*", "log"),
     ("sos_commands/logs/*", "log"),
     ("sos_strings/*/*.tailed", "log"),
@@ -39,6 +54,9 @@ SOSREPORT_PATHS: list[tuple[str, str]] = [
     ("sos_commands/block/ls_-lan_.dev.disk.by-id", "by_id"),      # written by diagdisk collect
     ("sos_commands/multipath/multipath_-l*", "multipath"),
     ("sos_commands/multipath/multipath_-v4_-ll", "multipath"),
+    # sos runs each smartctl command twice, the second time with -j appended (plugins ata, nvme)
+    ("sos_commands/*/smartctl*_-j", "smartctl_json"),
+    ("sos_commands/*/smartctl*_--json*", "smartctl_json"),
     ("sos_commands/ata/smartctl*", "smartctl_text"),
     ("sos_commands/block/smartctl*", "smartctl_text"),
     ("sos_commands/nvme/smartctl*", "smartctl_text"),
@@ -74,6 +92,8 @@ class Source:
     name: str                    # as shown to the user: relative to the input root
     format: str
     warnings: list[str] = field(default_factory=list)
+    duplicate_of: str | None = None  # not read: another source holds the same lines (its name)
+    origin: str = ""                 # the input (path as given) it came from
 
     @property
     def rotation_key(self) -> tuple:
@@ -89,15 +109,132 @@ class Source:
         return (base, 2, 0)
 
 
+# Prints of one kernel ring buffer: sos's kernel plugin stores both `dmesg` and `dmesg -T`, and
+# diagdisk collect copies /dev/kmsg when dmesg is refused. One of them is read.
+RING_BUFFER_PATHS = ("sos_commands/kernel/dmesg*", "dev/kmsg")
+# The ring buffer as it was at boot (written by the boot scripts of some distributions).
+BOOT_DMESG = "var/log/dmesg"
+_WALL_CLOCK_DMESG = re.compile(r"(?:^|_)(?:-T|--ctime|--time-format_ctime)(?=_|$)")
+_DMESG_STAMP = re.compile(rb"\[[^\]]*\]")
+_BOOT_DMESG_MAX_BYTES = 4 << 20
+
+
+def mark_duplicate_kernel_logs(sources: list[Source]) -> None:
+    """Mark the sources of one input that repeat another's kernel messages, so they are not read.
+
+    Of several prints of the ring buffer, the one read is a whole (not cut short in the archive) and
+    usable one (not empty, not dmesg's own error message) with wall-clock times (`dmesg -T`), else
+    plain `dmesg`, else /dev/kmsg. The boot-time var/log/dmesg is skipped too when every line of it
+    opens the print that is read (the ring buffer has not wrapped since boot); otherwise it holds
+    boot messages the ring buffer lost, and is read. Each skipped source carries a note naming the
+    one read; no data is lost.
+    """
+    ring = [s for s in sources if s.format == "log" and _matches(s.name, RING_BUFFER_PATHS)]
+    if not ring:
+        return
+    kept = max(ring, key=_ring_buffer_preference)  # the first of equals, in the sources' order
+    for source in ring:
+        if source is not kept:
+            source.duplicate_of = kept.name
+            source.warnings.append(f"{source.name}: not read: another print of the kernel ring buffer in "
+                                   f"{kept.name}, which was read (reading both would count every kernel "
+                                   f"message twice)")
+    for source in sources:
+        if source.name == BOOT_DMESG and source.format == "log" and _opens_with(kept.path, source.path):
+            source.duplicate_of = kept.name
+            source.warnings.append(f"{source.name}: not read: its boot messages are the first lines of "
+                                   f"{kept.name}, which was read (reading both would count them twice)")
+
+
+def is_kernel_ring_buffer(name: str) -> bool:
+    """A print of the kernel ring buffer (dmesg, /dev/kmsg, var/log/dmesg): no syslog headers."""
+    return _matches(name, RING_BUFFER_PATHS) or name == BOOT_DMESG or name.startswith(BOOT_DMESG + ".")
+
+
+def _matches(name: str, patterns) -> bool:
+    return any(fnmatch.fnmatchcase(name, pattern) for pattern in patterns)
+
+
+def _ring_buffer_preference(source: Source) -> tuple[bool, bool, bool, bool]:
+    base = PurePosixPath(source.name).name
+    whole = not any(is_partial(warning) for warning in source.warnings)  # e.g. cut short in the archive
+    return (whole, _usable_dmesg(source.path), bool(_WALL_CLOCK_DMESG.search(base)), base.startswith("dmesg"))
+
+
+def _usable_dmesg(path: Path) -> bool:
+    try:
+        with open(path, "rb") as handle:
+            head = handle.read(64)
+    except OSError:
+        return False
+    return bool(head.strip()) and not head.startswith(b"dmesg:")
+
+
+def _dmesg_messages(lines, count: int | None = None) -> list[bytes]:
+    """The messages of dmesg lines without their stamps ("[   12.34]" or "[Tue Mar 19 02:17:46 2024]")."""
+    messages = []
+    for line in lines:
+        stamp = _DMESG_STAMP.match(line)
+        message = (line[stamp.end():] if stamp else line).strip()
+        if message:
+            messages.append(message)
+            if count is not None and len(messages) == count:
+                break
+    return messages
+
+
+def _opens_with(ring: Path, boot: Path) -> bool:
+    """True when every message of the boot log is, in order, at the start of the ring buffer print."""
+    try:
+        with open(boot, "rb") as handle:
+            data = handle.read(_BOOT_DMESG_MAX_BYTES + 1)
+        if len(data) > _BOOT_DMESG_MAX_BYTES or detect_compression(data[:6]):
+            return False
+        expected = _dmesg_messages(data.splitlines())
+        if not expected:
+            return False
+        with open(ring, "rb") as handle:
+            # the same messages, with stamps that may be longer ("[Tue Mar 19 02:17:46 2024]")
+            found = _dmesg_messages(handle.read(2 * len(data) + 65536).splitlines(), len(expected))
+    except OSError:
+        return False
+    return found == expected
+
+
 def is_sosreport_root(root: Path) -> bool:
     return any((root / marker).exists() for marker in ("sos_commands", "sos_reports", "var/log", "proc"))
 
 
 def classify_in_tree(relative: str) -> str | None:
+    if any(fnmatch.fnmatchcase(relative, pattern) for pattern in NOT_SOURCES):
+        return None
     for pattern, fmt in SOSREPORT_PATHS:
         if fnmatch.fnmatchcase(relative, pattern):
             return fmt
     return None
+
+
+def _is_disk_listing(text: str, cut: bool) -> bool:
+    """An `ls -l` listing of /dev/disk/by-id (or sos's recursive `ls -lanR /dev`): its first lines
+    are all lines of an ls listing (grammars/by_id.lark) and it lists /dev or links into ../../."""
+    from .inventory import parse_table_line
+    lines = text.splitlines()
+    if cut:
+        lines = lines[:-1]  # the last line of a full head may be cut short
+    lines = [line.strip() for line in lines if line.strip()][:20]
+    if not lines:
+        return False
+    shows_disks = False
+    for line in lines:
+        parsed = parse_table_line("by_id", line)
+        if parsed is None or parsed[0] == "message":
+            return False
+        kind, fields = parsed
+        if kind == "directory":
+            shows_disks = shows_disks or fields["directory"].rstrip("/").startswith("/dev")
+        elif kind == "entry" and fields["mode"].startswith("l"):
+            shows_disks = shows_disks or str(fields.get("target", "")).startswith("../../")
+    return shows_disks
 
 
 def sniff_format(path: Path) -> str | None:
@@ -131,6 +268,8 @@ def sniff_format(path: Path) -> str | None:
         return "lsblk"
     if re.search(r"\bdm-\d+ .*\n\s*size=", text):
         return "multipath"
+    if _is_disk_listing(text, cut=len(head) == 8192):
+        return "by_id"
     if looks_like_text(head):
         return "log"
     return None

@@ -5,7 +5,8 @@ sos stores a command's output under ``sos_commands/<plugin>/<mangled command>`` 
 ``_mangle_command``: leading /usr/bin or /sbin dropped, runs of other characters -> ``_``, ``/`` ->
 ``.``) and copies files at their own path (``proc/mdstat``, ``var/log/messages``). Plugins as in
 sos: kernel (dmesg), logs (journalctl), scsi (lsscsi), block (lsblk), md (mdadm), multipath, nvme,
-ata. Our own additions: ``smartctl/<dev>.json`` and ``manifest.json``.
+ata. Our own additions: ``smartctl/<dev>.json``, ``dev/kmsg`` (the ring buffer read from /dev/kmsg
+when dmesg is refused) and ``manifest.json``.
 
 Every item is read-only. smartctl is only run with -x/--scan-open (reads logs), sg_logs reads log
 pages (LOG SENSE), sg_requests issues REQUEST SENSE, nvme-cli reads log pages; the one exception,
