@@ -36,6 +36,10 @@ _DMESG_T = re.compile(
     r"\[(?:Mon|Tue|Wed|Thu|Fri|Sat|Sun) (?P<mon>\w{3}) +(?P<day>\d{1,2}) (?P<hms>\d\d:\d\d:\d\d) (?P<year>\d{4})\] ?")
 # raw /dev/kmsg or dmesg -r priority prefix "<3>"
 _KMSG = re.compile(r"<\d{1,3}>")
+# journalctl -o short-monotonic: "[ 1234.567890] myhost kernel: msg" (or "myhost name[pid]: msg").
+# Only these tags are taken: a kernel message may start with two words and a colon too
+# ("scsi host2: ahci", "nvme nvme0: ...", "usb 1-1: ...").
+_MONOTONIC_HOST_TAG = re.compile(r"(?P<host>[^\s:\[\]]+) (?P<tag>kernel|[^\s:\[\]]+(?=\[\d+\]))(?:\[\d+\])?:(?: |$)")
 # a bare tag left when a journal was printed without timestamps ("kernel: msg")
 _BARE_TAG = re.compile(r"kernel: ?")
 # a test harness or console clock before a dmesg stamp: "04:30:32.34 [ 7194.579886] ..."
@@ -175,10 +179,16 @@ def _frame_general(text: str) -> Framed:
         if framed.uptime is None:
             m = _UPTIME.match(text, pos)
             if m:
+                outermost = framed.header is None
                 framed.header = framed.header or "dmesg"
                 framed.uptime = float(m["up"])
                 pos = m.end()
                 progress = True
+                if outermost:
+                    m = _MONOTONIC_HOST_TAG.match(text, pos)
+                    if m:  # the header style stays "dmesg": the stamp is the same
+                        framed.host, framed.tag = m["host"], m["tag"]
+                        pos = m.end()
                 continue
         if framed.header is None:
             m = _BARE_TAG.match(text, pos)
