@@ -89,10 +89,12 @@ def _decode_printed_cdb(name: str | None, printed: str):
 
 
 def _enrich_taskfile(event: dict) -> None:
+    """The field holds the registers printed after "res" (grammars/ata.lark TASKFILE), without the
+    word itself; a text that still carries "cmd" or "res" is read as it says."""
     from .decode.ata import decode_ata_taskfile
     for part in str(event["taskfile"]).split("|"):
         try:
-            taskfile = decode_ata_taskfile(part)
+            taskfile = decode_ata_taskfile(part, kind="res")
         except DecodeError:
             continue
         if taskfile.kind == "res":

@@ -36,6 +36,19 @@ _DMESG_T = re.compile(
     r"\[(?:Mon|Tue|Wed|Thu|Fri|Sat|Sun) (?P<mon>\w{3}) +(?P<day>\d{1,2}) (?P<hms>\d\d:\d\d:\d\d) (?P<year>\d{4})\] ?")
 # raw /dev/kmsg or dmesg -r priority prefix "<3>"
 _KMSG = re.compile(r"<\d{1,3}>")
+# A /dev/kmsg record as `cat /dev/kmsg` prints it: "6,1234,5678901,-;message", that is priority and
+# facility, sequence number, monotonic time in microseconds, flags, perhaps more comma-separated
+# fields, then the message; its dictionary follows on lines that start with one space
+# (" SUBSYSTEM=scsi", " DEVICE=+scsi:2:0:1:0"). Documentation/ABI/testing/dev-kmsg.
+_KMSG_RECORD = re.compile(r"(?P<prio>\d{1,4}),(?P<seq>\d+),(?P<usec>\d+),[^;,]*(?:,[^;]*)?;")
+_KMSG_DICT = re.compile(r" [A-Z][A-Z0-9_]*=")
+# The record's text escapes '\\' and non-printable bytes as \xNN; a newline inside one printk (the
+# libata cmd/res pair) becomes #012, as rsyslog writes it, which the readers split on.
+_KMSG_ESCAPE = re.compile(r"\\x([0-9a-fA-F]{2})")
+# journalctl -o short-monotonic: "[ 1234.567890] myhost kernel: msg" (or "myhost name[pid]: msg").
+# Only these tags are taken: a kernel message may start with two words and a colon too
+# ("scsi host2: ahci", "nvme nvme0: ...", "usb 1-1: ...").
+_MONOTONIC_HOST_TAG = re.compile(r"(?P<host>[^\s:\[\]]+) (?P<tag>kernel|[^\s:\[\]]+(?=\[\d+\]))(?:\[\d+\])?:(?: |$)")
 # a bare tag left when a journal was printed without timestamps ("kernel: msg")
 _BARE_TAG = re.compile(r"kernel: ?")
 # a test harness or console clock before a dmesg stamp: "04:30:32.34 [ 7194.579886] ..."
@@ -120,7 +133,33 @@ def _iso_datetime(stamp: str) -> datetime | None:
         return _parse_iso(m[1], m[2], m[3], m[4]) if m else None
 
 
+def _unescape_kmsg(match: re.Match) -> str:
+    code = int(match[1], 16)
+    if code == 0x0A:
+        return "#012"
+    return chr(code) if 0x20 <= code < 0x7F else match[0]
+
+
+def _frame_kmsg(text: str) -> Framed | None:
+    """A /dev/kmsg record or one line of its dictionary (which carries no message); None otherwise."""
+    m = _KMSG_RECORD.match(text)
+    if m is not None:
+        message = text[m.end():]
+        if "\\x" in message:
+            message = _KMSG_ESCAPE.sub(_unescape_kmsg, message)
+        stripped = message.lstrip()
+        return Framed(message=stripped.rstrip(), header="kmsg", uptime=int(m["usec"]) / 1e6,
+                      indented=len(stripped) != len(message))
+    if _KMSG_DICT.match(text):
+        return Framed(message="", header="kmsg")
+    return None
+
+
 def _frame_general(text: str) -> Framed:
+    if text[:1].isdigit() or text[:1] == " ":
+        framed = _frame_kmsg(text)
+        if framed is not None:
+            return framed
     framed = Framed(message=text)
     pos = 0
     progress = True
@@ -175,10 +214,16 @@ def _frame_general(text: str) -> Framed:
         if framed.uptime is None:
             m = _UPTIME.match(text, pos)
             if m:
+                outermost = framed.header is None
                 framed.header = framed.header or "dmesg"
                 framed.uptime = float(m["up"])
                 pos = m.end()
                 progress = True
+                if outermost:
+                    m = _MONOTONIC_HOST_TAG.match(text, pos)
+                    if m:  # the header style stays "dmesg": the stamp is the same
+                        framed.host, framed.tag = m["host"], m["tag"]
+                        pos = m.end()
                 continue
         if framed.header is None:
             m = _BARE_TAG.match(text, pos)

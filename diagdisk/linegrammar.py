@@ -96,6 +96,7 @@ CONVERTERS: dict[str, Callable[[str], dict]] = {
     "TARGET": lambda t: {"target": int(t)},
     "LUN": lambda t: {"lun": int(t)},
     "SCSIHOST": lambda t: {"host": int(t.removeprefix("scsi").removeprefix("host"))},
+    "SCSIHOST__SPACED": lambda t: {"host": int(t.removeprefix("scsi").removesuffix(":"))},
     "BLOCKDEV": _blockdev_fields,
     "MAJMIN__HEX": lambda t: {"majmin": devnames.parse_majmin(t, hex_numbers=True)},
     "MAJMIN": lambda t: {"majmin": devnames.parse_majmin(t, hex_numbers=False)},
@@ -167,6 +168,8 @@ CONVERTERS: dict[str, Callable[[str], dict]] = {
     "MD_ACTIVE_OF": lambda t: {"md_devices_left": int(t.split()[0])},
     # device-mapper names its devices dm-<minor>, so "253:3" is dm-3 whatever the (dynamic) major.
     "DM_MAJMIN": lambda t: {"dm": "dm-" + t.split(":")[1]},
+    # "scsi2 : ata_piix": one lower-case word is the driver's name; anything else is its description
+    "HOST_INFO": lambda t: {"driver": t} if re.fullmatch(r"[a-z][a-z0-9_\-]*", t) else {"text": t},
     # mpt3sas_cm0 / mpt2sas0 -> the driver that printed it
     "MPT_IOC": lambda t: {"driver": t.split("_")[0].rstrip("0123456789"), "adapter": t},
     # scmd(0x00000000d7a9f721), scmd(ffff8881...), (sc=ffff...): one spelling per command address

@@ -87,8 +87,9 @@ _LBA48_COMMANDS = {0x06, 0x24, 0x25, 0x26, 0x27, 0x29, 0x2F, 0x34, 0x35, 0x36, 0
 # NCQ commands carry the sector count in the feature registers and the tag in nsect.
 _NCQ_COMMANDS = {0x60, 0x61, 0x64, 0x65}
 
+# "cmd" or "res" and the twelve registers; the event field `taskfile` holds the registers alone.
 _TASKFILE = re.compile(
-    r"\b(?P<kind>cmd|res)\s+(?P<b0>[0-9a-fA-F]{2})/"
+    r"(?:\b(?P<kind>cmd|res)\s+)?(?<![0-9a-fA-F/:])(?P<b0>[0-9a-fA-F]{2})/"
     r"(?P<b1>[0-9a-fA-F]{2}):(?P<b2>[0-9a-fA-F]{2}):(?P<b3>[0-9a-fA-F]{2}):"
     r"(?P<b4>[0-9a-fA-F]{2}):(?P<b5>[0-9a-fA-F]{2})/"
     r"(?P<b6>[0-9a-fA-F]{2}):(?P<b7>[0-9a-fA-F]{2}):(?P<b8>[0-9a-fA-F]{2}):"
@@ -168,8 +169,12 @@ class AtaTaskfile:
         return "; ".join(parts)
 
 
-def decode_ata_taskfile(text: str, lba48: bool | None = None) -> AtaTaskfile:
+def decode_ata_taskfile(text: str, lba48: bool | None = None, kind: str | None = None) -> AtaTaskfile:
     """Decode a libata `cmd ...` or `res ...` taskfile (with or without the log prefix).
+
+    `kind` ("cmd" or "res") says what bare registers are, as the event field `taskfile` holds
+    them ("41/40:00:e0:79:2d/00:00:14:00:00/40", the registers printed after "res"); a word
+    printed before the registers wins over it.
 
     The LBA of a `cmd` uses the 48-bit layout for 48-bit commands and the 28-bit layout (bits
     27:24 in the device register) otherwise. A `res` alone does not say which command it answers,
@@ -178,14 +183,17 @@ def decode_ata_taskfile(text: str, lba48: bool | None = None) -> AtaTaskfile:
     """
     if not isinstance(text, str):
         raise DecodeError("ATA taskfile must be text")
-    match = _TASKFILE.search(text)
+    if kind not in (None, "cmd", "res"):
+        raise DecodeError(f"ATA taskfile kind must be 'cmd' or 'res', not {kind!r}")
+    # bare registers are read only when `kind` says what they are
+    match = next((m for m in _TASKFILE.finditer(text) if kind or m.group("kind")), None)
     if not match:
         raise DecodeError(
             "not a libata taskfile: expected 'cmd CC/FF:NN:LL:MM:HH/FF:NN:LL:MM:HH/DD' "
             "or 'res SS/EE:NN:LL:MM:HH/FF:NN:LL:MM:HH/DD'"
         )
     b = [int(match.group(f"b{i}"), 16) for i in range(12)]
-    kind = match.group("kind")
+    kind = match.group("kind") or kind
     names = (["command", "feature"] if kind == "cmd" else ["status", "error"]) + [
         "nsect", "lbal", "lbam", "lbah", "hob_feature", "hob_nsect", "hob_lbal", "hob_lbam",
         "hob_lbah", "device"]

@@ -173,3 +173,29 @@ def test_serror_and_emask_from_corpus():
 def test_not_a_taskfile():
     with pytest.raises(DecodeError):
         decode_ata_taskfile("ata3.00: status: { DRDY ERR }")
+
+
+def test_bare_res_registers_need_their_kind():
+    # ZFS_1814: the grammar's `taskfile` field keeps the registers printed after "res", not the word
+    registers = "41/40:00:e0:79:2d/00:00:14:00:00/40"
+    with pytest.raises(DecodeError):
+        decode_ata_taskfile(registers)
+    taskfile = decode_ata_taskfile(registers, kind="res")
+    assert (taskfile.kind, taskfile.error_bits, taskfile.lba) == ("res", ["UNC"], 0x142D79E0)
+    # the same failing LBA as a non-NCQ read reports it (device register e0, status DRDY DSC ERR)
+    taskfile = decode_ata_taskfile("51/40:00:e0:79:2d/00:00:14:00:00/e0", kind="res")
+    assert (taskfile.status_bits, taskfile.lba) == (["DRDY", "DSC", "ERR"], 0x142D79E0)
+    # a word printed before the registers wins over the kind given
+    assert decode_ata_taskfile("cmd 60/f0:00:75:79:2d/00:00:14:00:00/40", kind="res").kind == "cmd"
+
+
+def test_res_line_event_carries_the_failing_lba():
+    # ZFS_1814 (tests/corpus/ata-unc-ata3-zfs1814): the continuation line of the cmd/res printk
+    from diagdisk.linegrammar import parse_line
+    [event] = parse_line("[  222.913458]          res 41/40:00:e0:79:2d/00:00:14:00:00/40 "
+                         "Emask 0x409 (media error) <F>")
+    assert (event["sector"], event["ata_error"], event["emask"]) == (0x142D79E0, "UNC", 0x409)
+    # a 28-bit command's result (device register e0, hob bytes zero) and a joined cmd/res line
+    [event] = parse_line("ata1.00: cmd c8/00:08:5f:c8:a1/00:00:00:00:00/e0 tag 0 dma 4096 in "
+                         "res 51/40:00:60:c8:a1/00:00:00:00:00/e0 Emask 0x9 (media error)")
+    assert (event["sector"], event["ata_status"], event["emask"]) == (0xA1C860, "DRDY DSC ERR", 9)
