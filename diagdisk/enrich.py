@@ -20,6 +20,7 @@ _ALIAS_SENSE = {
 _DRIVER_SENSE = "DRIVER_SENSE"
 
 
+_MEDIA_ERROR_BITS = frozenset({"UNC", "IDNF", "AMNF"})
 # what an event must hold for there to be anything to decode
 _RAW_FIELDS = frozenset({"result", "sense_hex", "cdb_hex", "taskfile"})
 
@@ -104,7 +105,10 @@ def _enrich_taskfile(event: dict) -> None:
                 event["ata_error"] = " ".join(taskfile.error_bits)
             if taskfile.emask is not None and event.get("emask") is None:
                 event["emask"] = taskfile.emask
-            if event.get("sector") is None and taskfile.error and taskfile.lba is not None:
+            # the LBA a media error names (UNC, IDNF, AMNF) is a failing sector; an interface CRC
+            # error or an aborted command names the transfer the link broke, not a bad sector
+            if event.get("sector") is None and taskfile.lba is not None \
+                    and _MEDIA_ERROR_BITS.intersection(taskfile.error_bits):
                 event["sector"] = taskfile.lba
         elif taskfile.kind == "cmd" and not event.get("ata_command") and taskfile.command_name:
             event["ata_command"] = taskfile.command_name

@@ -130,6 +130,8 @@ class SmartReport:
     error_log_entries: int | None = None
     self_tests_failed: int | None = None
     failing_lbas: list[int] = field(default_factory=list)
+    media_error_entries: int | None = None      # logged errors of the medium (UNC, IDNF, AMNF)
+    interface_error_entries: int | None = None  # logged errors of the link (ICRC, ABRT)
     smartctl_exit_status: int | None = None
     messages: list[str] = field(default_factory=list)
     options: list[str] = field(default_factory=list)  # of the smartctl run: from the JSON argv or the file name
@@ -335,9 +337,7 @@ def parse_smartctl_text(text: str, source_name: str) -> SmartReport:
         elif kind == "error_entry":
             error_entries.add(fields["error_number"])
         elif kind == "error_lba":
-            lba = fields.get("lba")
-            if lba is not None and lba not in report.failing_lbas:
-                report.failing_lbas.append(lba)
+            _note_logged_error(report, fields.get("error_types") or "", fields.get("lba"))
         elif kind == "self_test":
             saw_self_test = True
             if "failure" in fields["test_text"].lower():
@@ -494,9 +494,9 @@ def parse_smartctl_json(text: str, source_name: str) -> SmartReport:
         if "count" in log:
             report.error_log_entries = _int(log["count"])
             for entry in _arr(log.get("table")):
-                match = _LBA_IN_ERROR.search(_str(_obj(entry).get("error_description")) or "")
-                if match and int(match.group(1)) not in report.failing_lbas:
-                    report.failing_lbas.append(int(match.group(1)))
+                description = _str(_obj(entry).get("error_description")) or ""
+                match = _LBA_IN_ERROR.search(description)
+                _note_logged_error(report, description.split(" at LBA")[0], int(match.group(1)) if match else None)
             break
 
     self_test_log = _obj(data.get("ata_smart_self_test_log"))
@@ -553,6 +553,20 @@ def _apply_attribute(
         report.udma_crc_errors = raw
 
 
+_MEDIA_ERRORS = re.compile(r"\b(?:UNC|IDNF|AMNF)\b")
+
+
+def _note_logged_error(report: SmartReport, error_types: str, lba: int | None) -> None:
+    """One entry of the ATA error log: a media error (UNC, IDNF, AMNF) names a failing sector;
+    an interface CRC error or an aborted command (ICRC, ABRT) is the link's, not the disk's."""
+    if _MEDIA_ERRORS.search(error_types):
+        report.media_error_entries = (report.media_error_entries or 0) + 1
+        if lba is not None and lba not in report.failing_lbas:
+            report.failing_lbas.append(lba)
+    else:
+        report.interface_error_entries = (report.interface_error_entries or 0) + 1
+
+
 def _apply_policy(report: SmartReport) -> None:
     flags: list[str] = []
     failed = warning = False
@@ -601,7 +615,12 @@ def _apply_policy(report: SmartReport) -> None:
         warning = True
     if report.error_log_entries:
         flags.append(f"error_log_entries:{report.error_log_entries}")
-        warning = warning or report.protocol != "nvme"
+        # an ATA error log whose entries the report shows are all link errors (ICRC) says nothing
+        # against the disk: SMART attribute 199 and the kernel's CRC errors point at the cable
+        link_errors_only = bool(report.interface_error_entries) and not report.media_error_entries
+        if link_errors_only:
+            flags.append("logged_errors_are_link_errors")
+        warning = warning or (report.protocol != "nvme" and not link_errors_only)
     if report.self_tests_failed:
         flags.append(f"self_tests_failed:{report.self_tests_failed}")
         warning = True

@@ -199,3 +199,12 @@ def test_res_line_event_carries_the_failing_lba():
     [event] = parse_line("ata1.00: cmd c8/00:08:5f:c8:a1/00:00:00:00:00/e0 tag 0 dma 4096 in "
                          "res 51/40:00:60:c8:a1/00:00:00:00:00/e0 Emask 0x9 (media error)")
     assert (event["sector"], event["ata_status"], event["emask"]) == (0xA1C860, "DRDY DSC ERR", 9)
+
+
+def test_a_link_error_taskfile_names_no_failing_sector():
+    """ICRC/ABRT: the transfer the link broke, not a bad sector (a media error's LBA is one)."""
+    from diagdisk.enrich import enrich_event
+    link = enrich_event({"kind": "ata_detail", "taskfile": "51/84:40:80:51:2b/00:00:00:00:00/e6"})
+    media = enrich_event({"kind": "ata_detail", "taskfile": "51/40:00:e0:79:2d/00:00:14:00:00/e0"})
+    assert link["ata_error"] == "ICRC ABRT" and "sector" not in link
+    assert media["ata_error"] == "UNC" and media["sector"] == 0x142d79e0

@@ -263,3 +263,36 @@ def test_every_alias_has_an_accepted_example():
 def test_grammar_builds_strict_without_terminal_collisions():
     pytest.importorskip("interegular", reason="lark strict mode needs interegular (lark[interegular])")
     Lark((grammars_dir() / "smartctl.lark").read_text(), parser="lalr", lexer="contextual", strict=True)
+
+
+# ---------------------------------------------------------------- the ATA error log: medium or link
+
+_ERROR_LOG = """smartctl 7.2 2020-12-30 r5155 [x86_64-linux-5.15.0-91-generic] (local build)
+=== START OF INFORMATION SECTION ===
+Device Model:     WDC WD40EFRX-68N32N0
+Serial Number:    WD-WCC7K4HJ2R3N
+=== START OF READ SMART DATA SECTION ===
+SMART overall-health self-assessment test result: PASSED
+ID# ATTRIBUTE_NAME          FLAG     VALUE WORST THRESH TYPE      UPDATED  WHEN_FAILED RAW_VALUE
+  5 Reallocated_Sector_Ct   0x0033   200   200   140    Pre-fail  Always       -       0
+199 UDMA_CRC_Error_Count    0x0032   200   200   000    Old_age   Always       -       47
+SMART Error Log Version: 1
+ATA Error Count: 2
+Error 2 occurred at disk power-on lifetime: 22084 hours (920 days + 4 hours)
+  84 41 08 48 aa 07 4b  Error: {types} at LBA = 0x0b07aa48 = 185051720
+Error 1 occurred at disk power-on lifetime: 22084 hours (920 days + 4 hours)
+  84 41 40 80 51 2b 46  Error: ICRC, ABRT at LBA = 0x062b5180 = 103502208
+"""
+
+
+def test_an_error_log_of_link_errors_is_no_disk_warning_and_names_no_bad_sector():
+    report = parse_smartctl_text(_ERROR_LOG.format(types="ICRC, ABRT"), "sos_commands/ata/smartctl_-a_.dev.sdb")
+    assert report.health == "passed"
+    assert "logged_errors_are_link_errors" in report.flags and "udma_crc_errors:47" in report.flags
+    assert report.failing_lbas == []
+
+
+def test_a_media_error_in_the_log_is_a_warning_with_its_sector():
+    report = parse_smartctl_text(_ERROR_LOG.format(types="UNC"), "sos_commands/ata/smartctl_-a_.dev.sdb")
+    assert report.health == "warning"
+    assert report.failing_lbas == [185051720]
