@@ -32,10 +32,12 @@ _ROTATION = re.compile(r"(?:[.-]\d+)*(?:\.gz|\.xz|\.bz2)?$")
 
 
 def log_family(name: str) -> tuple[int, str]:
-    """(trust rank, family) of a log by its name: rotations of one log are one family."""
+    """(trust rank, family) of a log by its name: rotations of one log are one family. Each journal
+    print is a family of its own: sos keeps the whole journal and this boot's and the last boot's
+    (journalctl --no-pager, --boot, --boot -1), which overlap; the whole one comes first."""
     for rank, (family, pattern) in enumerate(_FAMILIES):
         if re.search(pattern, name):
-            return rank, family
+            return rank, (name if family == "journal" else family)
     return len(_FAMILIES), _ROTATION.sub("", name)
 
 

@@ -78,3 +78,14 @@ def test_a_journal_beside_messages_counts_once(tmp_path):
 def test_rotations_of_one_log_are_never_copies_of_each_other(tmp_path):
     root = _tree(tmp_path, {"var/log/messages": _syslog(["18:07:17"]), "var/log/messages-20240301": _syslog(["18:07:17"])})
     assert _sense_count(root)[0] == 2
+
+
+def test_the_boot_prints_of_the_journal_beside_the_whole_one_count_once(tmp_path):
+    journal = "".join(f"2024-03-02T{t}+0000 db1 kernel: {SENSE.format(tag=i)}\n"
+                      for i, t in enumerate(["18:07:17", "18:07:19"]))
+    root = _tree(tmp_path, {"sos_commands/logs/journalctl_--no-pager": journal,
+                            "sos_commands/logs/journalctl_--no-pager_--boot": journal,
+                            "sos_commands/logs/journalctl_--no-pager_--boot_-1": journal.splitlines(True)[0]})
+    count, sources = _sense_count(root)
+    assert count == 2
+    assert sources["sos_commands/logs/journalctl_--no-pager"]["events"] == 2
