@@ -71,3 +71,21 @@ def test_sample_md_arrays(case, reports):
         got = matches[0]
         assert got["state"] == want["state"]
         assert sorted(got["failed_members"]) == sorted(want["failed_members"])
+
+
+def test_events_command_lists_every_event_with_whole_numbers_and_decoded_sense(tmp_path):
+    import csv
+    import io
+    import json
+
+    from click.testing import CliRunner
+    from diagdisk.cli import main
+    sample = SAMPLES / "seed004-ex3-medium-error-id0"
+    rows = list(csv.DictReader(io.StringIO(CliRunner().invoke(main, ["events", str(sample), "--format", "csv"]).output)))
+    sense = [r for r in rows if r["kind"] == "sense"]
+    assert sense and sense[0]["sense_key"] == "3" and sense[0]["sense_key_name"] == "MEDIUM ERROR"
+    assert sense[0]["asc_ascq"] == "0C/00" and sense[0]["line"] == "1" and sense[0]["host"] == "0"
+    lines = CliRunner().invoke(main, ["events", str(sample), "--format", "jsonl"]).output.splitlines()
+    first = json.loads(lines[0])
+    assert isinstance(first["line"], int) and isinstance(first["sector"], int) and first["source"]
+    assert len(lines) == len(rows)
