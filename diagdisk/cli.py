@@ -79,8 +79,12 @@ class _Size(click.ParamType):
 
 def _limit_options(func):
     """Caps on what is read from untrusted input; a cap that cuts something leaves a warning."""
+    func = click.option("--jobs", "-j", type=click.IntRange(min=1), default=None,
+                        help="Worker processes reading logs (default: one per CPU); a large log is "
+                             "read in segments at once. Never changes the result.")(func)
     func = click.option("--max-events", type=click.IntRange(min=1), default=5_000_000, show_default=True,
-                        help="Most events kept in memory; reading stops there.")(func)
+                        help="Most distinct events held for one log (each with its count); reading it "
+                             "stops there.")(func)
     func = click.option("--max-total-size", type=_Size(), default="8G", show_default=True,
                         help="Most bytes extracted from one archive or read from stdin.")(func)
     func = click.option("--max-file-size", type=_Size(), default="4G", show_default=True,
@@ -104,7 +108,7 @@ def _limits(max_file_size: int, max_total_size: int, max_events: int):
 @_output_options
 @_limit_options
 @click.pass_context
-def analyze(ctx, paths, output_format, fail_on, rules_dirs, output, max_file_size, max_total_size, max_events):
+def analyze(ctx, paths, output_format, fail_on, rules_dirs, output, max_file_size, max_total_size, max_events, jobs):
     """Analyze a sosreport, a bundle, log files or a folder of logs (`-` reads stdin)."""
     def run():
         _check_output(output, paths)
@@ -112,7 +116,7 @@ def analyze(ctx, paths, output_format, fail_on, rules_dirs, output, max_file_siz
         from .report.build import build_report
         from .rules import evaluate_rules, load_rules
         analysis = run_analysis(list(paths), limits=_limits(max_file_size, max_total_size, max_events),
-                                strict=_debug(ctx))
+                                strict=_debug(ctx), jobs=jobs)
         rules = load_rules(extra_dirs=list(rules_dirs))
         findings, verdict = evaluate_rules(rules, analysis)
         report = build_report(analysis, findings, verdict)
@@ -134,14 +138,14 @@ def analyze(ctx, paths, output_format, fail_on, rules_dirs, output, max_file_siz
 @_output_options
 @_limit_options
 @click.pass_context
-def events(ctx, paths, output_format, output, max_file_size, max_total_size, max_events):
+def events(ctx, paths, output_format, output, max_file_size, max_total_size, max_events, jobs):
     """Every event with its source file, line, time, identity and decoded fields."""
     def run():
         _check_output(output, paths)
         from .analysis import analyze as run_analysis
         from .eventtable import event_frame
         analysis = run_analysis(list(paths), limits=_limits(max_file_size, max_total_size, max_events),
-                                strict=_debug(ctx), keep_each=True)
+                                strict=_debug(ctx), keep_each=True, jobs=jobs)
         frame = event_frame(analysis.events)
         if output_format == "csv":
             text = frame.to_csv(index=False)
