@@ -14,7 +14,8 @@ EVENT_FIELDS: dict[str, tuple[type, str]] = {
     # origin
     "source": (str, "path of the file inside the input, as in a sosreport"),
     "line": (int, "1-based line number of the first physical line of the message"),
-    "raw": (str, "the log text as read (continuation lines joined with a space)"),
+    "raw": (str, "the log text as read (continuation lines joined with a space; the lines of a "
+                 "stitched report, result, sense key, ASC/ASCQ, CDB, one per line)"),
     "grammar": (str, "grammar file that accepted the message"),
     # time
     "time": (str, "ISO 8601 wall-clock time, when known"),

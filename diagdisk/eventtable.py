@@ -31,10 +31,13 @@ def event_frame(events: list[dict]) -> pd.DataFrame:
     frame = frame.dropna(axis=1, how="all")
     for column in frame.columns:
         declared = EVENT_FIELDS.get(column, (None,))[0]
-        if declared is int:
-            frame[column] = frame[column].astype("Int64")  # whole numbers stay whole where some are missing
-        elif declared is bool:
-            frame[column] = frame[column].astype("boolean")
+        try:
+            if declared is int:
+                frame[column] = frame[column].astype("Int64")  # whole numbers stay whole where some are missing
+            elif declared is bool:
+                frame[column] = frame[column].astype("boolean")
+        except (OverflowError, TypeError, ValueError):
+            frame[column] = frame[column].astype(object)  # a number past 64 bits (an absurd sector) stays as read
     for column in _CATEGORICAL:
         if column in frame:
             frame[column] = frame[column].astype("category")

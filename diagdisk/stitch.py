@@ -35,8 +35,15 @@ def _compatible(group: dict, event: dict) -> bool:
     return True
 
 
+# lines of a report kept with its first one as its text (its evidence shows them all)
+_MAX_REPORT_LINES = 8
+
+
 def _merge_into(group: dict, event: dict) -> None:
     group.pop("_signature", None)  # the report's fields are no longer those of its first line
+    lines = group.setdefault("_more_lines", [])
+    if len(lines) < _MAX_REPORT_LINES - 1 and event.get("raw"):
+        lines.append(event["raw"])
     for key, value in event.items():
         if key in ("kind", "detail", "line", "raw", "source", "family", "grammar") or key.startswith("_"):
             continue
@@ -138,6 +145,10 @@ class Stitcher:
             kind = group["kind"] = "ata_exception"  # its header came later (a journal printed newest first)
             group.pop("_signature", None)
         last_line = group.pop("_last_line")
+        more = group.pop("_more_lines", None)
+        if more:
+            # a report's text is all its lines: the sense key or libata's error bits are what tell
+            group["raw"] = "\n".join([group["raw"], *more])
         if kind in _SCSI_ERRORS:
             self._last_error_line = last_line
         elif kind in ("io_error", "fs_error") and self._last_error_line is not None \

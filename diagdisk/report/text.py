@@ -90,8 +90,16 @@ def _finding_lines(finding: dict, evidence: int = 3) -> list[str]:
     lines = [f"  [{finding['rule']}] {finding['severity']:<8} {finding['fru']:<10} {who:<22} "
              f"{finding['title']} (x{finding['count']}, confidence {finding['confidence']:.2f})"]
     for item in finding["evidence"][:evidence]:
-        lines.append(f"      {item['source']}:{item['line']}: {item['text'][:150]}")
+        first, *more = item["text"].split("\n")
+        lines.append(f"      {item['source']}:{item['line']}: {first[:150]}")
+        # the other lines of a stitched report, without the header they share with the first
+        lines += [f"        | {_message_of(line)[:140]}" for line in more[:4]]
     return lines
+
+
+def _message_of(line: str) -> str:
+    from ..framing import frame_line
+    return frame_line(line).message or line
 
 
 def _short_time(iso: str | None) -> str:
