@@ -431,7 +431,8 @@ def _evaluate_device_rule(rule: Rule, context: RuleContext) -> list[dict]:
     for _, row in frame[_selection_mask(frame, rule)].iterrows():
         device = context.topology.find(row["unit"])
         flags = (device.smart or {}).get("flags", []) if device else []
-        record = {"source": "smartctl", "line": 0, "unit": row["unit"],
+        source = (device.smart or {}).get("source") if device else None
+        record = {"source": source or "smartctl", "line": 0, "unit": row["unit"],
                   "raw": f"SMART health {row.get('smart_health')}; " + ", ".join(flags)}
         findings.append(_finding(rule, context, row["unit"], [record], 1))
     return findings

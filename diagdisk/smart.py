@@ -145,6 +145,7 @@ class SmartReport:
             "wwn": self.wwn,
             "firmware": self.firmware,
             "flags": list(self.flags),
+            "source": self.source,
         }
 
     def as_record(self) -> dict[str, Any]:

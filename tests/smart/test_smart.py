@@ -60,7 +60,7 @@ def test_healthy_wd_text_passes_without_flags():
     assert report.flags == []
     assert report.error_log_entries == 0
     assert report.to_dict() == {"health": "passed", "serial": "WD-WCASY1367905", "wwn": None,
-                                "firmware": "02.03B02", "flags": []}
+                                "firmware": "02.03B02", "flags": [], "source": report.source}
 
 
 def test_udma_crc_errors_are_a_flag_that_does_not_fail_the_disk():
@@ -121,7 +121,7 @@ def test_sas_grown_defects_warn():
 @pytest.mark.parametrize("name", sorted(p.name for p in FIXTURES.glob("*.json")))
 def test_every_sample_yields_contract_smart_object(name):
     smart = json_fixture(name).to_dict()
-    assert set(smart) == {"health", "serial", "wwn", "firmware", "flags"}
+    assert set(smart) == {"health", "serial", "wwn", "firmware", "flags", "source"}
     assert smart["health"] in ("passed", "warning", "failed", "unknown")
     assert all(isinstance(flag, str) and flag for flag in smart["flags"])
 
