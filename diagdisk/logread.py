@@ -168,8 +168,11 @@ class LogReader:
                     raw = " ".join(part.rstrip("\r") for part in raw.split("\n"))
                 if len(events) == 1 and last == end and first_line_no == line_no:
                     self._learn_plan(plan_key, line, framed, events[0], families)
+                # dmesg -T prints the later lines of one printk indented, without a stamp of their own
+                timed = framed if framed.header is not None or not framed.indented else \
+                    (self._header_above(text, start) or framed)
                 for event in events:
-                    _stamp(event, framed, source_name, first_line_no, raw)
+                    _stamp(event, timed, source_name, first_line_no, raw)
                     if not _has_identity(event):
                         context = self._context_events(text, start, end, first_line_no, source_name)
                         if context:
@@ -195,6 +198,21 @@ class LogReader:
         _stamp_time(expected, framed)
         self.plans.learn(key, line, family, shape, self.parser.terminal_patterns(family), expected,
                          needs_context=not _has_identity(event))
+
+    def _header_above(self, text: bytes, start: int) -> Framed | None:
+        """The line with a header that an indented line without one belongs to (the same printk),
+        within reach; None when there is none."""
+        bounds = (start, start)
+        for _ in range(1, _CONTEXT_LINES):
+            bounds = _line_bounds(text, bounds[0], bounds[1], -1)
+            if bounds is None:
+                return None
+            framed = self._frame(text, *bounds)
+            if framed.header is not None:
+                return framed
+            if not framed.indented:
+                return None
+        return None
 
     def _continues(self, text: bytes, end: int) -> bool:
         """Whether the line after the one ending at `end` continues its message."""

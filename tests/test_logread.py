@@ -34,3 +34,12 @@ def test_candidate_no_grammar_accepts_is_counted_and_sampled(tmp_path):
     result = _read(tmp_path, "Mar  2 18:07:17 h kernel: md/raid1:md0: Disk failure on, a wording no md grammar knows\n")
     assert result.unparsed_candidates == 1
     assert result.unparsed_samples[0][0] == 1
+
+
+def test_an_indented_line_of_one_printk_takes_the_time_of_the_line_it_belongs_to(tmp_path):
+    """dmesg -T prints the second line of a multi-line printk indented, with no stamp."""
+    result = _read(tmp_path, (
+        "[Tue Mar 19 02:17:46 2024] md/raid1:md0: Disk failure on sdc1, disabling device.\n"
+        "                           md/raid1:md0: Operation continuing on 1 devices.\n"))
+    failure, degraded = result.events
+    assert degraded["kind"] == "md_degraded" and degraded["_wall"] == failure["_wall"]
