@@ -41,9 +41,9 @@ _MAX_REPORT_LINES = 8
 
 def _merge_into(group: dict, event: dict) -> None:
     group.pop("_signature", None)  # the report's fields are no longer those of its first line
-    lines = group.setdefault("_more_lines", [])
-    if len(lines) < _MAX_REPORT_LINES - 1 and event.get("raw"):
-        lines.append(event["raw"])
+    lines = group.setdefault("_more_lines", {})
+    if len(lines) < _MAX_REPORT_LINES - 1 and event.get("raw") and event["line"] != group["line"]:
+        lines.setdefault(event["line"], event["raw"])  # a line that held two messages is shown once
     for key, value in event.items():
         if key in ("kind", "detail", "line", "raw", "source", "family", "grammar") or key.startswith("_"):
             continue
@@ -148,7 +148,7 @@ class Stitcher:
         more = group.pop("_more_lines", None)
         if more:
             # a report's text is all its lines: the sense key or libata's error bits are what tell
-            group["raw"] = "\n".join([group["raw"], *more])
+            group["raw"] = "\n".join([group["raw"], *more.values()])
         if kind in _SCSI_ERRORS:
             self._last_error_line = last_line
         elif kind in ("io_error", "fs_error") and self._last_error_line is not None \
