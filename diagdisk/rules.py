@@ -3,7 +3,8 @@
 A rule selects events (or devices) with a small condition language in the spirit of Sigma: a map
 is AND, a list value is OR, `field|modifier` changes the test (contains, re, gte, lte, not,
 exists). `filter` lists selections of benign look-alikes to drop. Matching events are grouped
-(per unit, per SCSI host, or all together), and a group becomes a finding when it reaches the
+(per unit, per SCSI host, per SCSI bus (host and channel), per multipath map, per md array, or all
+together), and a group becomes a finding when it reaches the
 `threshold` (count, distinct units, inside a time window, `including` at least one event of a
 given selection). Rules never contain Python.
 
@@ -31,7 +32,9 @@ from .resources import rules_dir
 
 SEVERITY_WEIGHT = {"info": 0.1, "low": 0.3, "medium": 0.5, "high": 0.8, "critical": 1.0}
 FRUS = ("disk", "controller", "cable", "bus", "enclosure", "path", "power", "none")
-GROUPINGS = ("unit", "host", "none")
+# group_by -> the event table column whose value names the group (the part the events share)
+GROUPINGS = {"unit": "unit", "host": "host_key", "channel": "channel_key", "path": "mpath_map", "md": "md",
+             "none": None}
 MODIFIERS = ("contains", "re", "gte", "lte", "gt", "lt", "not", "exists")
 MAX_EVIDENCE = 20
 _REQUIRED = ("id", "title", "description", "severity", "fru", "confidence", "select", "recommendation")
@@ -304,8 +307,10 @@ def build_context(analysis) -> RuleContext:
     columns = sorted(set(EVENT_FIELDS) | {"unit", "_index"})
     frame = pd.DataFrame([{**{k: e.get(k) for k in columns}, "_index": i} for i, e in enumerate(records)],
                          columns=columns)
-    frame["host_key"] = frame["host"].map(lambda h: None if h is None or (isinstance(h, float) and math.isnan(h))
-                                          else f"host{int(h)}")
+    frame["host_key"] = frame["host"].map(lambda h: None if _missing(h) else f"host{int(h)}")
+    # a SCSI bus: one channel of one host (old parallel SCSI adapters have two or more)
+    frame["channel_key"] = [None if _missing(h) or _missing(c) else f"host{int(h)} channel {int(c)}"
+                            for h, c in zip(frame["host"], frame["channel"])]
     device_rows = []
     for device in topology.devices.values():
         row = {"unit": device.hctl or device.key, "hctl": device.hctl, "name": device.name, "type": device.type,
@@ -343,10 +348,10 @@ def evaluate_rule(rule: Rule, context: RuleContext) -> list[dict]:
     selected = frame[mask]
     if selected.empty:
         return []
-    key = {"unit": "unit", "host": "host_key", "none": None}[rule.group_by]
+    key = GROUPINGS[rule.group_by]
     if key is None:
         groups = [(None, selected)]
-    elif key == "unit":
+    elif key in ("unit", "mpath_map", "md"):
         groups = list(selected.groupby(key, dropna=True, observed=True))
     else:
         # events that name no host (a controller known only by its PCI address) form one group
@@ -374,6 +379,10 @@ def evaluate_rule(rule: Rule, context: RuleContext) -> list[dict]:
     return findings
 
 
+def _missing(value) -> bool:
+    return value is None or (isinstance(value, float) and math.isnan(value))
+
+
 def _neighbours_noisy(unit, frame: pd.DataFrame, mask: pd.Series) -> bool:
     hosts = frame.loc[mask & (frame["unit"] == unit), "host_key"].dropna().unique()
     if len(hosts) == 0:
@@ -386,7 +395,7 @@ def _finding(rule: Rule, context: RuleContext, group_key, records: list[dict], c
     if rule.group_by == "unit":
         suspect = _device_info(context.topology, group_key)
     else:
-        label = (group_key or None) if rule.group_by == "host" else None
+        label = (group_key or None) if rule.group_by != "none" else None
         suspect = {"hctl": None, "device": label or _shared_component(records), "model": None, "serial": None}
     firsts = [r.get("_first") or r.get("time") for r in records]
     lasts = [r.get("_last") or r.get("time") for r in records]
@@ -453,7 +462,8 @@ def _suspect_key(finding: dict) -> tuple:
 def evaluate_rules(rules: list[Rule], analysis) -> tuple[list[dict], dict]:
     context = build_context(analysis)
     findings = [f for rule in rules for f in evaluate_rule(rule, context)]
-    host_level = [f for f in findings if f["_group_by"] == "host" and f["fru"] in ("controller", "bus", "path")]
+    host_level = [f for f in findings if f["_group_by"] in ("host", "channel", "path")
+                  and f["fru"] in ("controller", "bus", "path")]
     covered = {u for f in host_level for u in f["units"]}
     # Consequences are not causes: a per-device finding from timeouts/offlines on a device that a
     # host-level finding already covers supports that finding instead of naming its own suspect.

@@ -131,3 +131,48 @@ def test_analyze_with_a_users_rule_folder_finds_what_it_selects(tmp_path):
     import json
     rules = {f["rule"] for f in json.loads(result.output)["findings"]}
     assert {"DD901", "DD101"} <= rules
+
+
+_GROUPED = """id: DD9{n}
+title: Errors grouped by {by}
+description: A test rule that groups every error by {by}, to show which part a group names.
+severity: high
+fru: bus
+confidence: 0.5
+select:
+  kind: [scsi_result]
+group_by: {by}
+threshold:
+  distinct_units: 2
+recommendation: Look at the part the group names.
+"""
+_TWO_BUSES = ("Mar  2 18:07:17 db1 kernel: sd 0:0:1:0: [sdb] FAILED Result: hostbyte=DID_TIME_OUT driverbyte=DRIVER_OK\n"
+              "Mar  2 18:07:18 db1 kernel: sd 0:0:2:0: [sdc] FAILED Result: hostbyte=DID_TIME_OUT driverbyte=DRIVER_OK\n"
+              "Mar  2 18:07:19 db1 kernel: sd 0:1:1:0: [sdd] FAILED Result: hostbyte=DID_TIME_OUT driverbyte=DRIVER_OK\n")
+
+
+@pytest.mark.parametrize("by, suspects", [("host", ["host0"]), ("channel", ["host0 channel 0"]), ("none", [None])])
+def test_grouping_names_the_part_the_events_share(tmp_path, by, suspects):
+    from diagdisk.analysis import analyze
+    from diagdisk.rules import evaluate_rule, build_context
+    path = tmp_path / f"DD98{len(by)}_grouped.yml"
+    path.write_text(_GROUPED.format(n=f"8{len(by)}", by=by))
+    rule = load_rule_file(path)
+    log = tmp_path / "messages"
+    log.write_text(_TWO_BUSES)
+    findings = evaluate_rule(rule, build_context(analyze([str(log)], jobs=1)))
+    assert [f["suspect"]["device"] for f in findings] == suspects
+
+
+def test_md_grouping_gathers_the_members_of_one_array(tmp_path):
+    from diagdisk.analysis import analyze
+    from diagdisk.rules import evaluate_rule, build_context
+    path = tmp_path / "DD990_md.yml"
+    path.write_text(_GROUPED.format(n=90, by="md").replace("kind: [scsi_result]", "kind: [md_failure]")
+                    .replace("distinct_units: 2", "count: 2"))
+    log = tmp_path / "messages"
+    log.write_text("Mar  2 18:07:17 db1 kernel: md/raid1:md0: Disk failure on sdb1, disabling device.\n"
+                   "Mar  2 18:07:18 db1 kernel: md/raid1:md0: Disk failure on sdc1, disabling device.\n"
+                   "Mar  2 18:07:19 db1 kernel: md/raid1:md1: Disk failure on sdd1, disabling device.\n")
+    findings = evaluate_rule(load_rule_file(path), build_context(analyze([str(log)], jobs=1)))
+    assert [f["suspect"]["device"] for f in findings] == ["md0"]
