@@ -47,6 +47,24 @@ class _Record:
         self.ends: dict[int | None, list] = {}
         self.clock = clock
 
+    def take(self, count: int, line: int, raw: str | bytes, sector: int | None, second: int | None,
+             when: tuple | None) -> None:
+        """Count `count` events of this record, first seen on `line`."""
+        self.count += count
+        if len(self.samples) < MAX_SAMPLES:
+            self.samples.append((line, raw.decode() if isinstance(raw, bytes) else raw))
+        if sector is not None:
+            self.sectors.add(sector)
+            if len(self.sectors) > 2 * MAX_RECORD_SECTORS:
+                _prune(self.sectors)
+        if second is not None:
+            if self.seconds and self.seconds[-1] == second:
+                self.counts[-1] += count
+            else:
+                self.seconds.append(second)
+                self.counts.append(count)
+            self.note_time(second, line, when)
+
     def note_time(self, second: int, line: int, when: tuple) -> None:
         run = when[1] if when[0] == "mdt" else None
         ends = self.ends.get(run)
@@ -125,21 +143,7 @@ class RecordBuilder:
                     for name in VOLATILE_FIELDS.intersection(event):
                         del event[name]
                 record = self._records[key] = _Record(event, line, clock)
-        record.count += count
-        if len(record.samples) < MAX_SAMPLES:
-            record.samples.append((line, raw))
-        if sector is not None:
-            sectors = record.sectors
-            sectors.add(sector)
-            if len(sectors) > 2 * MAX_RECORD_SECTORS:
-                _prune(sectors)
-        if second is not None:
-            if record.seconds and record.seconds[-1] == second:
-                record.counts[-1] += count
-            else:
-                record.seconds.append(second)
-                record.counts.append(count)
-            record.note_time(second, line, when)
+        record.take(count, line, raw, sector, second, when)
 
     def add_hit(self, hit, consequence: bool, when: tuple | None, second: int | None) -> None:
         """Fold in a line a plan read and that stands alone (logsource._stands_alone): the same
@@ -153,22 +157,7 @@ class RecordBuilder:
             if consequence:
                 fields["consequence"] = True
             record = self._records[key] = _Record(fields, hit.line, clock)
-        record.count += 1
-        if len(record.samples) < MAX_SAMPLES:
-            record.samples.append((hit.line, hit.raw.decode()))
-        sector = hit.sector
-        if sector is not None:
-            sectors = record.sectors
-            sectors.add(sector)
-            if len(sectors) > 2 * MAX_RECORD_SECTORS:
-                _prune(sectors)
-        if second is not None:
-            if record.seconds and record.seconds[-1] == second:
-                record.counts[-1] += 1
-            else:
-                record.seconds.append(second)
-                record.counts.append(1)
-            record.note_time(second, hit.line, when)
+        record.take(1, hit.line, hit.raw, hit.sector, second, when)
 
     def records(self) -> list[_Record]:
         """One record per signature, by first line (events of one signature joined)."""
