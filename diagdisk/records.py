@@ -13,12 +13,15 @@ the fields every event of its signature shares, with:
 
 Memory grows with the number of distinct signatures and the seconds in which they occurred, not
 with the number of lines. The signature leaves out what changes from one copy of a message to the
-next (VOLATILE_FIELDS: the line, its text, time, sector, tag, the CDB bytes that carry the LBA).
+next (VOLATILE_FIELDS: the line, its raw text, time, sector, tag, the CDB bytes that carry the
+LBA), and counts the free text a message carries (`text`: an inode, a block, a return address)
+with its numbers generalised: a record shows the text of its first event, its samples the others.
 With `keep_each` every event is its own record with all its fields (`diagdisk events`).
 """
 
 from __future__ import annotations
 
+import re
 from array import array
 
 from .clock import RUN_SPAN, TimeResolver
@@ -28,6 +31,19 @@ VOLATILE_FIELDS = frozenset({
     "cdb_hex", "sense_hex", "taskfile", "scmd", "repeat"})
 MAX_SAMPLES = 20
 MAX_RECORD_SECTORS = 1000
+# The exact keys (fields as the events held them) found records by: a cache, emptied when this large.
+_MAX_EXACT_KEYS = 65536
+# A word of free text holding a digit (a number, a hex address): one placeholder in a signature.
+_NUMBERED_WORD = re.compile(r"[0-9a-fA-F]*[0-9][0-9a-fA-F]*")
+
+
+def signature(clock: str, fields: dict) -> tuple:
+    """What records of one signature share, whatever order their fields came in."""
+    items = fields.items()
+    text = fields.get("text")
+    if text.__class__ is str:
+        items = [(name, _NUMBERED_WORD.sub("#", value) if name == "text" else value) for name, value in items]
+    return clock, frozenset(items)
 
 
 class _Record:
@@ -103,7 +119,8 @@ class RecordBuilder:
         self.source = source
         self.keep_each = keep_each
         self.max_records = max_records
-        self._records: dict[tuple, _Record] = {}
+        self._records: dict[tuple, _Record] = {}   # by signature()
+        self._exact: dict[tuple, _Record] = {}     # by the fields as an event held them
         self._each: list[_Record] = []
         self.events = 0
 
@@ -116,11 +133,11 @@ class RecordBuilder:
     def add(self, event: dict) -> None:
         """Fold in one event; the dict is taken apart (its volatile fields are removed).
 
-        Records are found by the event's fields in the order the dict holds them, which is cheap;
-        events of one signature whose fields came in another order are joined in finish()."""
+        Records are found by the event's fields in the order the dict holds them, which is cheap,
+        and only when that is new by their signature()."""
         when = event.pop("_when", None)
         second = event.pop("_sec", None)
-        signature = event.pop("_signature", None)
+        plan_signature = event.pop("_signature", None)
         clock = when[0] if when else "none"
         count = event.pop("repeat", None) or 1
         self.events += count
@@ -131,18 +148,18 @@ class RecordBuilder:
             record = _Record(event, line, clock)
             self._each.append(record)
         else:
-            if signature is None:
+            if plan_signature is None:
                 for name in VOLATILE_FIELDS.intersection(event):
                     del event[name]
                 key = (clock, *event.items())
             else:
-                key = (clock, signature)
-            record = self._records.get(key)
+                key = (clock, plan_signature)
+            record = self._exact.get(key)
             if record is None:
-                if signature is not None:
+                if plan_signature is not None:
                     for name in VOLATILE_FIELDS.intersection(event):
                         del event[name]
-                record = self._records[key] = _Record(event, line, clock)
+                record = self._record_for(key, clock, event, line)
         record.take(count, line, raw, sector, second, when)
 
     def add_hit(self, hit, consequence: bool, when: tuple | None, second: int | None) -> None:
@@ -151,13 +168,24 @@ class RecordBuilder:
         clock = when[0] if when else "none"
         self.events += 1
         key = (clock, "plan", hit.plan.serial, hit.key, consequence)
-        record = self._records.get(key)
+        record = self._exact.get(key)
         if record is None:
             fields = dict(hit.fields)
             if consequence:
                 fields["consequence"] = True
-            record = self._records[key] = _Record(fields, hit.line, clock)
+            record = self._record_for(key, clock, fields, hit.line)
         record.take(1, hit.line, hit.raw, hit.sector, second, when)
+
+    def _record_for(self, key: tuple, clock: str, fields: dict, line: int) -> _Record:
+        """The record of these fields' signature (a new one if none yet), found next by `key`."""
+        canonical = signature(clock, fields)
+        record = self._records.get(canonical)
+        if record is None:
+            record = self._records[canonical] = _Record(fields, line, clock)
+        if len(self._exact) >= _MAX_EXACT_KEYS:
+            self._exact.clear()
+        self._exact[key] = record
+        return record
 
     def records(self) -> list[_Record]:
         """One record per signature, by first line (events of one signature joined)."""
@@ -172,7 +200,7 @@ def join_records(records) -> list[_Record]:
     """Records of one source with the same signature joined into one, by first line."""
     joined: dict[tuple, _Record] = {}
     for record in records:
-        key = (record.clock, frozenset(record.fields.items()))
+        key = signature(record.clock, record.fields)
         known = joined.get(key)
         if known is None:
             joined[key] = record
