@@ -7,6 +7,7 @@ from __future__ import annotations
 
 import contextlib
 import functools
+import gc
 import json
 import multiprocessing
 import os
@@ -336,11 +337,38 @@ def read_logs(logs: list[Source], analysis: Analysis, jobs: int | None, keep_eac
     built, so each starts ready), and a large plain file is cut into segments read at once
     (logsource.plan_segments); results are joined in the sources' order whatever order they finish in.
     """
+    if not logs:
+        return []
+    with _fewer_collections():
+        return _read_logs(logs, analysis, jobs, keep_each, chunk_size, segment_bytes)
+
+
+@contextlib.contextmanager
+def _fewer_collections():
+    """Reading a log allocates millions of short-lived dicts and tuples and makes almost no
+    reference cycles: the cyclic collector's default pace costs it about a tenth of its time.
+    The grammars built before are frozen out of its sight (workers inherit that)."""
+    default_parser(), default_prefilter()
+    thresholds = gc.get_threshold()
+    gc.freeze()
+    gc.set_threshold(_GC_YOUNG_THRESHOLD, *thresholds[1:])
+    try:
+        yield
+    finally:
+        gc.set_threshold(*thresholds)
+        gc.unfreeze()
+
+
+_GC_YOUNG_THRESHOLD = 50_000
+
+
+def _read_logs(logs: list[Source], analysis: Analysis, jobs: int | None, keep_each: bool,
+               chunk_size: int, segment_bytes: int) -> list:
     jobs = jobs or os.cpu_count() or 1
     options = dict(limits=analysis.limits, strict=analysis.strict, keep_each=keep_each, chunk_size=chunk_size)
     if jobs <= 1 or "fork" not in multiprocessing.get_all_start_methods():
         return [_read_one_log(source, analysis.report_date, **options) for source in logs]
-    parser, prefilter = default_parser(), default_prefilter()  # built once here, inherited by every worker
+    prefilter = default_prefilter()  # built, with the grammars, before the workers fork
     tasks: list[tuple[int, Source, Segment | None]] = []
     for index, source in enumerate(logs):
         segments = plan_segments(source.path, source.name, jobs, prefilter, analysis.limits, segment_bytes)

@@ -18,9 +18,9 @@ from __future__ import annotations
 
 from datetime import datetime, timezone
 
-_DAY = 86400
+DAY = 86400
 # how far the packed stamps of one month run reach: the next run starts RUN_SPAN later
-RUN_SPAN = 12 * 31 * _DAY
+RUN_SPAN = 12 * 31 * DAY
 
 
 def wall_epoch(moment: datetime) -> float:
@@ -83,15 +83,15 @@ class SourceClock:
 
 def pack_mdt(run: int, mdt: tuple) -> int:
     """A syslog stamp as one integer that orders the stamps of a source: run, month, day, second."""
-    return ((run * 12 + mdt[0] - 1) * 31 + mdt[1] - 1) * _DAY + _seconds_of_day(mdt[2])
+    return ((run * 12 + mdt[0] - 1) * 31 + mdt[1] - 1) * DAY + _seconds_of_day(mdt[2])
 
 
 def unpack_run(packed: int) -> tuple[int, int]:
     """(run, the rest of the packed stamp)."""
-    day_index, seconds = divmod(packed, _DAY)
+    day_index, seconds = divmod(packed, DAY)
     months, day = divmod(day_index, 31)
     run, month = divmod(months, 12)
-    return run, ((month * 31 + day) * _DAY + seconds)
+    return run, ((month * 31 + day) * DAY + seconds)
 
 
 def runs_rollovers(runs: list[int]) -> list[int]:
@@ -137,11 +137,9 @@ class TimeResolver:
             return None, None
         return moment.isoformat(), wall_epoch(moment)
 
-    def second(self, clock: str, second: int) -> float | None:
-        """A stamp's `_sec` as seconds on its clock (epoch seconds for wall and syslog stamps)."""
-        if clock != "mdt":
-            return float(second)
-        day_index, seconds = divmod(second, _DAY)
+    def day_start(self, day_index: int) -> float | None:
+        """Epoch seconds at the start of a packed syslog day (pack_mdt // DAY); None for a day
+        that is no date in its inferred year (Feb 29)."""
         start = self._day_starts.get(day_index, False)
         if start is False:
             months, day = divmod(day_index, 31)
@@ -151,7 +149,7 @@ class TimeResolver:
             except ValueError:
                 start = None
             self._day_starts[day_index] = start
-        return None if start is None else start + seconds
+        return start
 
     def clock_name(self, clock: str) -> str:
         if clock in ("wall", "mdt"):

@@ -177,8 +177,8 @@ class LinePlan:
         if fields is None:
             return None
         for index, token in self.checks:
-            text = groups[index]
-            if text not in token.cache and token.read(text) is None or token.cache[text] is None:
+            checked = token.cache.get(groups[index], False)
+            if checked is None or checked is False and token.read(groups[index]) is None:
                 return None
         volatile = []
         for index, token in self.volatile:
@@ -186,8 +186,8 @@ class LinePlan:
             if converted is None:
                 return None
             volatile.append(converted)
-        when: dict = {}
-        if not self.times(match, times, when):
+        when = self.times(match, times)
+        if when is None:
             return None
         return PlanHit(self, key, fields, volatile, when)
 
@@ -203,24 +203,24 @@ class LinePlan:
         event["family"] = event["grammar"] = self.family
         return event
 
-    def times(self, match, times: dict, event: dict) -> bool:
-        """Add the header's time fields to `event`; False when a header part is not a time."""
+    def times(self, match, times: dict) -> dict | None:
+        """The header's time fields, as framing puts them in an event (a dict shared by the lines
+        of the same second: not to be changed); None when a header part is not a time."""
         first, last = self.time_groups
         stamp = match.string[match.start(first):match.end(last)]
         found = times.get(stamp)
         if found is None:
             found = times[stamp] = self._time_fields(match) or False
         if found is False:
-            return False
-        event.update(found)
+            return None
         if self.pid_group is not None and not match.group(self.pid_group + 1).isdigit():
-            return False
+            return None
         if self.uptime_group is not None:
             uptime = match.group(self.uptime_group + 1)
             if not _HEADER_PARTS["uptime"].fullmatch(uptime):
-                return False
-            event["_uptime"] = float(uptime)
-        return True
+                return None
+            return {**found, "_uptime": float(uptime)}
+        return found
 
     def _time_fields(self, match) -> dict | None:
         """What the header's time says, as framing puts it in an event; None when it is no time."""

@@ -24,7 +24,7 @@ from __future__ import annotations
 import re
 from array import array
 
-from .clock import RUN_SPAN, TimeResolver
+from .clock import DAY, RUN_SPAN, TimeResolver
 
 VOLATILE_FIELDS = frozenset({
     "source", "line", "raw", "time", "t", "clock", "time_quality", "sector", "cdb_lba", "tag",
@@ -74,10 +74,16 @@ class _Record:
             if len(self.sectors) > 2 * MAX_RECORD_SECTORS:
                 _prune(self.sectors)
         if second is not None:
-            if self.seconds and self.seconds[-1] == second:
+            seconds = self.seconds
+            if seconds and seconds[-1] == second:
                 self.counts[-1] += count
+                ends = self.ends[when[1] if when[0] == "mdt" else None]
+                latest = ends[1]
+                if second > latest[0] or second == latest[0] and line > latest[1]:
+                    ends[1] = (second, line, when)  # the earliest end cannot move: the latest did
+                    return
             else:
-                self.seconds.append(second)
+                seconds.append(second)
                 self.counts.append(count)
             self.note_time(second, line, when)
 
@@ -123,12 +129,12 @@ class RecordBuilder:
         self._exact: dict[tuple, _Record] = {}     # by the fields as an event held them
         self._each: list[_Record] = []
         self.events = 0
+        self.full = False   # True once max_records distinct records are held: the caller stops reading
+        self._note_held(0)
 
-    @property
-    def full(self) -> bool:
-        """True once max_records distinct records are held: the caller stops reading."""
-        held = len(self._each) if self.keep_each else len(self._records)
-        return self.max_records is not None and held >= self.max_records
+    def _note_held(self, held: int) -> None:
+        # `full` is read after every event: kept as a plain attribute, set as records are made
+        self.full = self.max_records is not None and held >= self.max_records
 
     def add(self, event: dict) -> None:
         """Fold in one event; the dict is taken apart (its volatile fields are removed).
@@ -147,6 +153,7 @@ class RecordBuilder:
             del event["source"], event["raw"]
             record = _Record(event, line, clock)
             self._each.append(record)
+            self._note_held(len(self._each))
         else:
             if plan_signature is None:
                 for name in VOLATILE_FIELDS.intersection(event):
@@ -182,6 +189,7 @@ class RecordBuilder:
         record = self._records.get(canonical)
         if record is None:
             record = self._records[canonical] = _Record(fields, line, clock)
+            self._note_held(len(self._records))
         if len(self._exact) >= _MAX_EXACT_KEYS:
             self._exact.clear()
         self._exact[key] = record
@@ -229,6 +237,29 @@ def shift_runs(records: list[_Record], offset: int) -> list[_Record]:
     return records
 
 
+def _runs(record: _Record, resolver: TimeResolver) -> list[tuple[float, int]]:
+    """[(second on the record's clock, count)] in time order: a storm's record holds a second for
+    every second it went on, so this works on whole arrays."""
+    import numpy
+
+    if not record.seconds:
+        return []
+    seconds = numpy.frombuffer(record.seconds, dtype=numpy.int64)
+    counts = numpy.frombuffer(record.counts, dtype=numpy.int64)
+    if record.clock == "mdt":
+        days, within_day = numpy.divmod(seconds, DAY)
+        unique_days, day_of = numpy.unique(days, return_inverse=True)
+        starts = numpy.array([resolver.day_start(day) for day in unique_days.tolist()], dtype=float)
+        times = starts[day_of] + within_day
+        known = ~numpy.isnan(times)
+        times, counts = times[known], counts[known]
+    else:
+        times = seconds.astype(float)
+    unique_times, time_of = numpy.unique(times, return_inverse=True)
+    totals = numpy.bincount(time_of, weights=counts, minlength=len(unique_times)).astype(numpy.int64)
+    return list(zip(unique_times.tolist(), totals.tolist()))
+
+
 def _as_event(record: _Record, source: str, resolver: TimeResolver) -> dict:
     event = dict(record.fields)
     event["source"] = source
@@ -249,12 +280,7 @@ def _as_event(record: _Record, source: str, resolver: TimeResolver) -> dict:
     event["time_quality"] = resolver.quality(record.clock) if first else "none"
     event["_first"] = first[0] if first else None
     event["_last"] = last[0] if last else None
-    runs: dict[float, int] = {}
-    for second, count in zip(record.seconds, record.counts):
-        t = resolver.second(record.clock, second)
-        if t is not None:
-            runs[t] = runs.get(t, 0) + count
-    event["_runs"] = sorted(runs.items())
+    event["_runs"] = _runs(record, resolver)
     event["_samples"] = record.samples
     _prune(record.sectors)
     event["_sectors"] = sorted(record.sectors)

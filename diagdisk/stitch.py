@@ -35,6 +35,8 @@ def _compatible(group: dict, event: dict) -> bool:
     return True
 
 
+# fields of a line that joins a report that the report keeps its own of (and the "_" ones)
+_NOT_MERGED = frozenset({"kind", "detail", "line", "raw", "source", "family", "grammar"})
 # lines of a report kept with its first one as its text (its evidence shows them all)
 _MAX_REPORT_LINES = 8
 
@@ -45,9 +47,7 @@ def _merge_into(group: dict, event: dict) -> None:
     if len(lines) < _MAX_REPORT_LINES - 1 and event.get("raw") and event["line"] != group["line"]:
         lines.setdefault(event["line"], event["raw"])  # a line that held two messages is shown once
     for key, value in event.items():
-        if key in ("kind", "detail", "line", "raw", "source", "family", "grammar") or key.startswith("_"):
-            continue
-        if group.get(key) is None:
+        if key not in _NOT_MERGED and group.get(key) is None and key[0] != "_":
             group[key] = value
 
 

@@ -112,18 +112,29 @@ def _first_last(event: dict) -> tuple[str | None, str | None]:
 
 
 def _timeline(events: list[dict]) -> list[dict]:
-    points = [(t, count, event.get("unit") or "unknown", event["kind"])
-              for event in events if event.get("clock") == "wall"
-              for t, count in (event.get("_runs") or ([(event["t"], event.get("repeat") or 1)]
-                                                      if event.get("t") is not None else []))]
-    if not points:
+    """Events per device and kind in _TIMELINE_BUCKETS equal spans of the wall-clock time they
+    cover. A storm's records hold a point for every second it went on: counted as whole arrays."""
+    import numpy
+
+    series = []  # ((unit, kind), times, counts) per record
+    for event in events:
+        if event.get("clock") != "wall":
+            continue
+        runs = event.get("_runs") or ([(event["t"], event.get("repeat") or 1)] if event.get("t") is not None else [])
+        if runs:
+            points = numpy.array(runs, dtype=float)
+            series.append(((event.get("unit") or "unknown", event["kind"]), points[:, 0], points[:, 1]))
+    if not series:
         return []
-    start, end = min(p[0] for p in points), max(p[0] for p in points)
+    start = min(float(times.min()) for _, times, _ in series)
+    end = max(float(times.max()) for _, times, _ in series)
     width = max((end - start) / _TIMELINE_BUCKETS, 1.0)
     buckets: Counter = Counter()
-    for t, count, unit, kind in points:
-        index = min(int((t - start) / width), _TIMELINE_BUCKETS - 1)
-        buckets[(index, unit, kind)] += count
+    for unit_kind, times, counts in series:
+        indexes = numpy.minimum(((times - start) / width).astype(numpy.int64), _TIMELINE_BUCKETS - 1)
+        totals = numpy.bincount(indexes, weights=counts, minlength=_TIMELINE_BUCKETS)
+        for index in numpy.flatnonzero(totals).tolist():
+            buckets[(index, *unit_kind)] += int(totals[index])
 
     def iso(t: float) -> str:
         return datetime.fromtimestamp(t, timezone.utc).replace(tzinfo=None).isoformat()
