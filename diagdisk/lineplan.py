@@ -24,16 +24,16 @@ import re
 
 from .clock import wall_epoch
 from .framing import _BSD_COMMON, _ISO_COMMON, MONTHS, _iso_datetime
-from .linegrammar import _HEX_DIGITS, CONVERTERS, _converted, _Shape
+from .linegrammar import _HEX_DIGITS, CONVERTERS, _Shape
 
 _MAX_PLANS = 20000
 _MAX_PER_KEY = 8
 _MAX_REFUSED = 3
 _CACHE_SIZE = 4096
 _NOT_MORE_HEADER = rb"(?![<\[0-9])"
-# A line that may only name a SCSI device (logread: a message without a device takes it from such a
-# neighbour): a plan for a message without a device is used only when no neighbour could be one.
-_MAY_NAME_A_SCSI_DEVICE = re.compile(rb"(?:sd|sr|st|ses|sg|osst|ch|scsi) \d|scsi\d")
+# A line that may only name a SCSI device (grammars/scsi.lark scsi_context; logread: a message
+# without a device takes it from such a neighbour): a plan for a message without a device is used only when no neighbour could be one.
+MAY_NAME_A_SCSI_DEVICE = re.compile(rb"(?:sd|sr|st|ses|sg|osst|ch|scsi) \d|scsi\d")
 _MONTH_NAMES = tuple(month.encode() for month in MONTHS)
 # The start of a BSD syslog or RFC 3339 line: framing finds a header there.
 _BSD_START = (rb"(?:Jan|Feb|Mar|Apr|May|Jun|Jul|Aug|Sep|Oct|Nov|Dec) +\d{1,2} \d\d:\d\d:\d\d(?:\.\d+)? \S+ "
@@ -59,28 +59,31 @@ def _generalised(text: bytes) -> bytes:
 
 class _Token:
     """A token whose text changes from line to line (a sector, a tag): what its captured text
-    becomes, or None when the text does not match the token's terminal."""
+    becomes, or None when the text does not match the token's terminal. Look in `cache` first."""
 
-    __slots__ = ("terminal", "regex", "cache")
+    __slots__ = ("terminal", "fullmatch", "convert", "cache")
 
     def __init__(self, terminal: str, pattern: str):
         if not checkable_alone(pattern):
             raise ValueError(f"terminal {terminal} looks around: its text cannot be checked alone")
         self.terminal = terminal
-        self.regex = re.compile(pattern)
+        self.fullmatch = re.compile(pattern).fullmatch
+        self.convert = CONVERTERS.get(terminal)
         self.cache: dict[bytes, dict | None] = {}
 
     def read(self, text: bytes) -> dict | None:
-        found = self.cache.get(text, False)
-        if found is False:
-            if len(self.cache) >= _CACHE_SIZE:
-                self.cache.clear()
-            decoded = text.decode()
-            if not self.regex.fullmatch(decoded):
-                found = None
-            else:
-                found = _converted(self.terminal, decoded) if self.terminal in CONVERTERS else {}
-            self.cache[text] = found
+        # most texts of such a token are new (sectors): converted directly, not through the
+        # grammar's cache of converted tokens, which they would only churn
+        if len(self.cache) >= _CACHE_SIZE:
+            self.cache.clear()
+        decoded = text.decode()
+        if not self.fullmatch(decoded):
+            found = None
+        elif self.convert is None:
+            found = {}
+        else:
+            found = {name: value for name, value in self.convert(decoded).items() if value is not None}
+        self.cache[text] = found
         return found
 
 
@@ -304,7 +307,7 @@ class LinePlans:
         for plan in plans:
             match = plan.followed_regex.match(text, start)
             if match is not None and match.end() == end:
-                if plan.needs_context and _MAY_NAME_A_SCSI_DEVICE.search(
+                if plan.needs_context and MAY_NAME_A_SCSI_DEVICE.search(
                         text, text.rfind(b"\n", 0, max(start - 1, 0)) + 1, text.find(b"\n", end + 1)):
                     return None
                 if len(self._times) > _CACHE_SIZE:

@@ -17,7 +17,7 @@ from functools import cache
 from .chunks import iter_chunks, iter_range_chunks, iter_windows
 from .events import IDENTITY_FIELDS
 from .framing import Framed, frame_line
-from .lineplan import _BSD_START, _ISO_START, LinePlans, PlanHit
+from .lineplan import _BSD_START, _ISO_START, MAY_NAME_A_SCSI_DEVICE, LinePlans, PlanHit
 from .limits import Limits
 from .linegrammar import MessageParser, default_parser, grammar_specs, kernel_families
 from .prefilter import Prefilter
@@ -70,7 +70,7 @@ _CONTEXT_LINES = 4
 _HEADER_SNIFF_BYTES = 65536
 # What a line that only names a SCSI device starts with (grammars/scsi.lark `modern` and `legacy`
 # scsi_context rules): a cheap test before the grammar is asked about a neighbouring line.
-_MAY_NAME_A_SCSI_DEVICE = re.compile(r"(?:sd|sr|st|ses|sg|osst|ch|scsi) \d|scsi\d")
+_MAY_NAME_A_SCSI_DEVICE = re.compile(MAY_NAME_A_SCSI_DEVICE.pattern.decode())
 # A line that starts like this has a header (framing finds one): it continues no message.
 _HEADER_START = re.compile(_BSD_START + b"|" + _ISO_START + rb"|\[ *\d+\.\d+\]|<\d{1,3}>")
 
