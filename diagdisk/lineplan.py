@@ -32,7 +32,8 @@ _MAX_REFUSED = 3
 _CACHE_SIZE = 4096
 _NOT_MORE_HEADER = rb"(?![<\[0-9])"
 # A line that may only name a SCSI device (grammars/scsi.lark scsi_context; logread: a message
-# without a device takes it from such a neighbour): a plan for a message without a device is used only when no neighbour could be one.
+# without a device takes it from such a neighbour): a plan for a message without a device is used
+# only when no neighbour could be one.
 MAY_NAME_A_SCSI_DEVICE = re.compile(rb"(?:sd|sr|st|ses|sg|osst|ch|scsi) \d|scsi\d")
 _MONTH_NAMES = tuple(month.encode() for month in MONTHS)
 # The start of a BSD syslog or RFC 3339 line: framing finds a header there.
