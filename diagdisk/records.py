@@ -31,6 +31,8 @@ VOLATILE_FIELDS = frozenset({
     "cdb_hex", "sense_hex", "taskfile", "scmd", "repeat"})
 MAX_SAMPLES = 20
 MAX_RECORD_SECTORS = 1000
+# A record's per-second counts are folded to one per distinct second when they reach this many.
+_COMPACT_SECONDS_AT = 65536
 # The exact keys (fields as the events held them) found records by: a cache, emptied when this large.
 _MAX_EXACT_KEYS = 65536
 # A word of free text holding a digit (a number, a hex address): one placeholder in a signature.
@@ -48,7 +50,7 @@ def signature(clock: str, fields: dict) -> tuple:
 
 class _Record:
     __slots__ = ("fields", "count", "first_line", "samples", "sectors", "seconds", "counts",
-                 "ends", "clock")
+                 "ends", "clock", "compact_at")
 
     def __init__(self, fields: dict, first_line: int, clock: str):
         self.fields = fields
@@ -62,6 +64,7 @@ class _Record:
         # one run compare as times do, those of different runs only once their years are known
         self.ends: dict[int | None, list] = {}
         self.clock = clock
+        self.compact_at = _COMPACT_SECONDS_AT
 
     def take(self, count: int, line: int, raw: str | bytes, sector: int | None, second: int | None,
              when: tuple | None) -> None:
@@ -85,7 +88,23 @@ class _Record:
             else:
                 seconds.append(second)
                 self.counts.append(count)
+                if len(seconds) >= self.compact_at:
+                    self._compact_seconds()
             self.note_time(second, line, when)
+
+    def _compact_seconds(self) -> None:
+        """One entry per distinct second: a log whose times go back and forth (a clock set back
+        again and again, lines out of order) would otherwise add one per line."""
+        import numpy
+
+        seconds = numpy.frombuffer(self.seconds, dtype=numpy.int64)
+        counts = numpy.frombuffer(self.counts, dtype=numpy.int64)
+        distinct, which = numpy.unique(seconds, return_inverse=True)
+        totals = numpy.bincount(which, weights=counts, minlength=len(distinct)).astype(numpy.int64)
+        del seconds, counts  # views of the arrays replaced next
+        self.seconds, self.counts = array("q", distinct.tobytes()), array("q", totals.tobytes())
+        if 2 * len(distinct) > self.compact_at:  # mostly distinct: compacting again soon would not pay
+            self.compact_at *= 2
 
     def note_time(self, second: int, line: int, when: tuple) -> None:
         run = when[1] if when[0] == "mdt" else None

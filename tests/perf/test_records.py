@@ -50,3 +50,22 @@ def test_records_of_a_storm_level_off_as_it_grows(tmp_path):
     (small_records, small_events), (large_records, large_events) = counts
     assert large_events > 7 * small_events
     assert large_records < 1.3 * small_records
+
+
+def test_times_that_go_back_and_forth_keep_one_entry_per_distinct_second():
+    """A clock that keeps jumping back (here: the same hour over and over) must not make a record
+    hold one entry per line; its counts per second stay exact."""
+    builder = RecordBuilder("messages")
+    for line in range(1, 200_001):
+        second = 1_700_000_000 + line % 3600
+        builder.add({"kind": "io_error", "device": "sdc", "source": "messages", "line": line,
+                     "raw": f"line {line}", "_when": ("wall", None), "_sec": second})
+    [record] = builder.records()
+    assert record.count == 200_000
+    assert len(record.seconds) < 70_000
+    per_second: dict[int, int] = {}
+    for second, count in zip(record.seconds, record.counts):
+        per_second[second] = per_second.get(second, 0) + count
+    assert len(per_second) == 3600
+    assert per_second[1_700_000_000] == 200_000 // 3600          # lines 3600, 7200, ... 198000
+    assert per_second[1_700_000_001] == 200_000 // 3600 + 1      # lines 1, 3601, ... 198001
