@@ -339,6 +339,8 @@ def read_logs(logs: list[Source], analysis: Analysis, jobs: int | None, keep_eac
     """
     if not logs:
         return []
+    # built once, before the collector is told to ignore them and before workers fork (they inherit them)
+    default_parser(), default_prefilter()
     with _fewer_collections():
         return _read_logs(logs, analysis, jobs, keep_each, chunk_size, segment_bytes)
 
@@ -347,8 +349,7 @@ def read_logs(logs: list[Source], analysis: Analysis, jobs: int | None, keep_eac
 def _fewer_collections():
     """Reading a log allocates millions of short-lived dicts and tuples and makes almost no
     reference cycles: the cyclic collector's default pace costs it about a tenth of its time.
-    The grammars built before are frozen out of its sight (workers inherit that)."""
-    default_parser(), default_prefilter()
+    What exists already (the grammars) is frozen out of its sight; workers inherit that."""
     thresholds = gc.get_threshold()
     gc.freeze()
     gc.set_threshold(_GC_YOUNG_THRESHOLD, *thresholds[1:])
@@ -368,7 +369,7 @@ def _read_logs(logs: list[Source], analysis: Analysis, jobs: int | None, keep_ea
     options = dict(limits=analysis.limits, strict=analysis.strict, keep_each=keep_each, chunk_size=chunk_size)
     if jobs <= 1 or "fork" not in multiprocessing.get_all_start_methods():
         return [_read_one_log(source, analysis.report_date, **options) for source in logs]
-    prefilter = default_prefilter()  # built, with the grammars, before the workers fork
+    prefilter = default_prefilter()
     tasks: list[tuple[int, Source, Segment | None]] = []
     for index, source in enumerate(logs):
         segments = plan_segments(source.path, source.name, jobs, prefilter, analysis.limits, segment_bytes)

@@ -43,7 +43,7 @@ def signature(clock: str, fields: dict) -> tuple:
     """What records of one signature share, whatever order their fields came in."""
     items = fields.items()
     text = fields.get("text")
-    if text.__class__ is str:
+    if isinstance(text, str):
         items = [(name, _NUMBERED_WORD.sub("#", value) if name == "text" else value) for name, value in items]
     return clock, frozenset(items)
 
@@ -77,18 +77,12 @@ class _Record:
             if len(self.sectors) > 2 * MAX_RECORD_SECTORS:
                 _prune(self.sectors)
         if second is not None:
-            seconds = self.seconds
-            if seconds and seconds[-1] == second:
+            if self.seconds and self.seconds[-1] == second:
                 self.counts[-1] += count
-                ends = self.ends[when[1] if when[0] == "mdt" else None]
-                latest = ends[1]
-                if second > latest[0] or second == latest[0] and line > latest[1]:
-                    ends[1] = (second, line, when)  # the earliest end cannot move: the latest did
-                    return
             else:
-                seconds.append(second)
+                self.seconds.append(second)
                 self.counts.append(count)
-                if len(seconds) >= self.compact_at:
+                if len(self.seconds) >= self.compact_at:
                     self._compact_seconds()
             self.note_time(second, line, when)
 
@@ -97,11 +91,8 @@ class _Record:
         again and again, lines out of order) would otherwise add one per line."""
         import numpy
 
-        seconds = numpy.frombuffer(self.seconds, dtype=numpy.int64)
-        counts = numpy.frombuffer(self.counts, dtype=numpy.int64)
-        distinct, which = numpy.unique(seconds, return_inverse=True)
-        totals = numpy.bincount(which, weights=counts, minlength=len(distinct)).astype(numpy.int64)
-        del seconds, counts  # views of the arrays replaced next
+        distinct, totals = _summed_by_value(numpy.frombuffer(self.seconds, dtype=numpy.int64),
+                                            numpy.frombuffer(self.counts, dtype=numpy.int64))
         self.seconds, self.counts = array("q", distinct.tobytes()), array("q", totals.tobytes())
         if 2 * len(distinct) > self.compact_at:  # mostly distinct: compacting again soon would not pay
             self.compact_at *= 2
@@ -148,8 +139,7 @@ class RecordBuilder:
         self._exact: dict[tuple, _Record] = {}     # by the fields as an event held them
         self._each: list[_Record] = []
         self.events = 0
-        self.full = False   # True once max_records distinct records are held: the caller stops reading
-        self._note_held(0)
+        self._note_held(0)  # sets `full`: True once max_records records are held (the caller stops)
 
     def _note_held(self, held: int) -> None:
         # `full` is read after every event: kept as a plain attribute, set as records are made
@@ -215,8 +205,10 @@ class RecordBuilder:
         return record
 
     def records(self) -> list[_Record]:
-        """One record per signature, by first line (events of one signature joined)."""
-        return list(self._each) if self.keep_each else join_records(self._records.values())
+        """One record per signature (or per event with keep_each), by first line."""
+        if self.keep_each:
+            return list(self._each)
+        return sorted(self._records.values(), key=lambda record: record.first_line)
 
     def finish(self, resolver: TimeResolver) -> list[dict]:
         """The records as event dicts, by first line, with their times resolved."""
@@ -274,9 +266,16 @@ def _runs(record: _Record, resolver: TimeResolver) -> list[tuple[float, int]]:
         times, counts = times[known], counts[known]
     else:
         times = seconds.astype(float)
-    unique_times, time_of = numpy.unique(times, return_inverse=True)
-    totals = numpy.bincount(time_of, weights=counts, minlength=len(unique_times)).astype(numpy.int64)
-    return list(zip(unique_times.tolist(), totals.tolist()))
+    distinct, totals = _summed_by_value(times, counts)
+    return list(zip(distinct.tolist(), totals.tolist()))
+
+
+def _summed_by_value(values, counts):
+    """(the distinct values in order, the sum of the counts of each), as numpy arrays."""
+    import numpy
+
+    distinct, which = numpy.unique(values, return_inverse=True)
+    return distinct, numpy.bincount(which, weights=counts, minlength=len(distinct)).astype(numpy.int64)
 
 
 def _as_event(record: _Record, source: str, resolver: TimeResolver) -> dict:
