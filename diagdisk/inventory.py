@@ -28,21 +28,13 @@ import json
 import re
 from collections import deque
 from dataclasses import dataclass, field
-from functools import cache
 from pathlib import PurePosixPath
 from typing import Any, Callable, Generic, Iterator, TypeVar
 
-from lark import Lark, Token, Tree
-from lark.exceptions import LarkError
-
-from .larkbuild import build_lark
-from .resources import grammars_dir
+from .larkbuild import parse_table_line
 
 TABLE_GRAMMARS = ("proc_scsi", "lsscsi", "lsblk", "mdstat", "mdadm_detail", "by_id", "multipath")
 
-# Longer lines are no line of these tables (an lsblk -O -P line is about 1,500 characters); they are
-# reported unparsed without running the grammar's lookahead patterns over them.
-MAX_TABLE_LINE = 4096
 
 
 @dataclass
@@ -92,68 +84,6 @@ Records = TypeVar("Records")
 class TableRead(Generic[Records]):
     records: Records
     unparsed: list[tuple[int, str]] = field(default_factory=list)   # (line number, line)
-
-
-# --------------------------------------------------------------------------------------------
-# Lines -> (kind, fields)
-
-
-@cache
-def table_parser(name: str) -> Lark:
-    """The line grammar of one table, built once per process."""
-    text = (grammars_dir() / f"{name}.lark").read_text(encoding="utf-8")
-    return build_lark(text, maybe_placeholders=False)
-
-
-_INTEGER_TERMINALS = frozenset({"NUMBER"})
-
-
-def _token_value(token: Token) -> Any:
-    if token.type in _INTEGER_TERMINALS:
-        return int(token)
-    return str(token).strip()
-
-
-def _singular(name: str) -> str | None:
-    if name.endswith("ies"):
-        return name[:-3] + "y"
-    return name[:-1] if name.endswith("s") else None
-
-
-def _value(tree: Tree) -> Any:
-    name = str(tree.data)
-    children = tree.children
-    item = _singular(name)
-    if item and all(isinstance(c, Tree) and c.data == item for c in children):
-        return [_value(c) for c in children]
-    subtrees = [c for c in children if isinstance(c, Tree)]
-    if subtrees:
-        return _fields(tree)
-    tokens = [_token_value(c) for c in children]
-    if not tokens:
-        return None
-    return tokens[0] if len(tokens) == 1 else " ".join(str(t) for t in tokens)
-
-
-def _fields(tree: Tree) -> dict[str, Any]:
-    # bare tokens beside the field rules are separators and tree branches
-    return {str(c.data): _value(c) for c in tree.children if isinstance(c, Tree)}
-
-
-def parse_table_line(grammar: str, line: str) -> tuple[str, dict[str, Any]] | None:
-    """(kind, fields) of one table line, or None when the grammar rejects it.
-
-    >>> parse_table_line("mdstat", "md0 : active raid1 sdc1[1](F) sdb1[0]")[1]["members"][0]
-    {'device': 'sdc1', 'number': 1, 'flags': ['F']}
-    """
-    stripped = line.strip()
-    if not stripped or len(stripped) > MAX_TABLE_LINE:
-        return None
-    try:
-        tree = table_parser(grammar).parse(stripped)
-    except LarkError:
-        return None
-    return str(tree.data), _fields(tree)
 
 
 def _table_lines(grammar: str, text: str) -> Iterator[tuple[int, str, tuple[str, dict] | None]]:

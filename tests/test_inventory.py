@@ -9,7 +9,7 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from diagdisk import inventory
+from diagdisk import inventory, larkbuild
 from diagdisk.analysis import analyze
 from diagdisk.sources import classify_in_tree
 
@@ -170,8 +170,8 @@ def test_split_identity_at_fixed_widths_or_at_spaces(identity, expected):
 
 
 def test_module_doctests():
-    result = doctest.testmod(inventory)
-    assert result.attempted > 0 and result.failed == 0
+    results = [doctest.testmod(module) for module in (inventory, larkbuild)]
+    assert sum(r.attempted for r in results) > 0 and sum(r.failed for r in results) == 0
 
 
 # ---------------------------------------------------------------------------- every shipped table
