@@ -27,12 +27,11 @@ from .events import IDENTITY_FIELDS, MERGE_WINDOW_LINES, NON_EVENT_KINDS
 from .limits import Limits
 from .lineplan import PlanHit
 from .logread import MAX_UNPARSED_SAMPLES, LogReader, LogReadResult, Segment, header_style
-from .mdlog import PrintoutCollector
+from .observations import EH_BLOCK_GAP_LINES, PrintoutCollector, SequenceLinks
 from .prefilter import Prefilter
 from .records import RecordBuilder, join_records, records_as_events, shift_runs
 from .safeio import looks_like_text
 from .stitch import MAY_OPEN, Stitcher
-from .topology import EH_BLOCK_GAP_LINES, SequenceLinks
 
 # Lines without a candidate that make a safe place to cut a log (see the module docstring).
 SYNC_GAP_LINES = 16

@@ -8,60 +8,11 @@ array of its own, called by its level and members since the log never says its n
 
 from __future__ import annotations
 
-from dataclasses import dataclass, field
-
 from .inventory import MdArray
+from .observations import Printout, PrintoutCollector
 from .topology import Topology
 
-# lines of one printout follow each other; a gap this large ends it
-_PRINTOUT_GAP_LINES = 3
-
-
-@dataclass
-class _Printout:
-    source: str
-    level: str | None
-    last_line: int
-    raid_disks: int | None = None
-    working: int | None = None
-    members: dict[int, tuple[str, bool]] = field(default_factory=dict)   # slot -> (member, online)
-
-
-class PrintoutCollector:
-    """Gathers the RAID conf printouts of one source, fed its events in line order."""
-
-    KINDS = frozenset({"info", "md_member"})   # the kinds of a printout's lines
-
-    def __init__(self) -> None:
-        self.printouts: list[_Printout] = []
-        self._open: _Printout | None = None
-
-    @property
-    def open(self) -> bool:
-        """A printout is open: every event may end it (feed them all until it is closed)."""
-        return self._open is not None
-
-    def feed(self, event: dict) -> None:
-        printout = self._open
-        if printout is not None and (event["source"] != printout.source
-                                     or event["line"] - printout.last_line > _PRINTOUT_GAP_LINES):
-            printout = self._open = None
-        detail = event.get("detail")
-        if event["kind"] == "info" and detail == "conf_printout":
-            self._open = _Printout(event["source"], event.get("md_level"), event["line"])
-            self.printouts.append(self._open)
-        elif printout is not None and event["kind"] == "info" and detail == "conf_counts":
-            printout.raid_disks = event.get("md_raid_disks")
-            printout.working = event.get("md_devices_left")
-            printout.last_line = event["line"]
-        elif printout is not None and event["kind"] == "md_member":
-            member = event.get("partition") or event.get("device")
-            if member and event.get("md_slot") is not None:
-                printout.members[event["md_slot"]] = (member, event.get("md_online") != 0)
-            printout.last_line = event["line"]
-
-
-def apply_md_events(events: list[dict], topology: Topology, printouts: list[_Printout] | None = None) -> None:
+def apply_md_events(events: list[dict], topology: Topology, printouts: list[Printout] | None = None) -> None:
     """Update md arrays from named md events and RAID conf printouts; the printouts are gathered
     from `events` (in line order) unless a PrintoutCollector already gathered them."""
     if printouts is None:
@@ -103,7 +54,7 @@ def _fail_member(array: MdArray, member: str) -> None:
         array.state = "degraded"
 
 
-def _apply_printout(printout: _Printout, topology: Topology) -> None:
+def _apply_printout(printout: Printout, topology: Topology) -> None:
     members = [m for m, _ in printout.members.values()]
     if not members:
         return
