@@ -317,7 +317,7 @@ def engine_finders(literals: list[bytes]) -> dict:
 
 
 def compare_engines(sizes: list[int], mixes: list[str], seed: int, chunk_size: int) -> None:
-    from diagdisk.chunks import iter_chunks
+    from diagdisk.inputs.chunks import iter_chunks
     from diagdisk.prefilter import Prefilter
 
     keywords = load_keywords()

@@ -18,20 +18,20 @@ from datetime import datetime, timezone
 from pathlib import Path
 
 from . import inventory
-from .chunks import detect_compression
+from .inputs.chunks import detect_compression
 from .dedup import deduplicate
 from .errors import InputError, PartialRead, is_partial
 from .events import NON_EVENT_KINDS
 from .framing import MONTHS, frame_line
-from .inputs import STDIN_NAME, OpenedInput, open_input
-from .limits import Limits
+from .inputs.opener import STDIN_NAME, OpenedInput, open_input
+from .inputs.limits import Limits
 from .linegrammar import default_parser
 from .logread import MAX_UNPARSED_SAMPLES, default_prefilter
 from .logread import Segment
 from .logsource import SEGMENT_MIN_BYTES, join_segments, plan_segments, read_log_segment, read_log_source
 from .mdlog import apply_md_events
-from .safeio import read_text_capped
-from .sources import (EXPECTED_SOURCES, Source, classify_in_tree, is_kernel_ring_buffer, is_sosreport_root,
+from .inputs.safeio import read_text_capped
+from .inputs.sources import (EXPECTED_SOURCES, Source, classify_in_tree, is_kernel_ring_buffer, is_sosreport_root,
                       mark_duplicate_kernel_logs, sniff_format)
 from .topology import Topology
 

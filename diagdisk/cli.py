@@ -70,7 +70,7 @@ class _Size(click.ParamType):
     def convert(self, value, param, ctx):
         if isinstance(value, int):
             return value
-        from .limits import parse_size
+        from .inputs.limits import parse_size
         try:
             return parse_size(value)
         except DiagdiskError as exc:
@@ -93,7 +93,7 @@ def _limit_options(func):
 
 
 def _limits(max_file_size: int, max_total_size: int, max_events: int):
-    from .limits import Limits
+    from .inputs.limits import Limits
     return Limits(max_file_bytes=max_file_size, max_total_bytes=max_total_size, max_events=max_events)
 
 
@@ -184,7 +184,7 @@ def _echo_warnings(warnings: list[str]) -> None:
 def _check_output(output: str | None, inputs) -> None:
     """Refuse a destination that is an input before spending time on the analysis."""
     if output not in (None, "-"):
-        from .safeio import check_not_input
+        from .inputs.safeio import check_not_input
         check_not_input(output, [p for p in inputs if p != "-"])
 
 
@@ -192,7 +192,7 @@ def _write(text: str, output: str | None, inputs) -> None:
     if output in (None, "-"):
         sys.stdout.write(text)
         return
-    from .safeio import atomic_write
+    from .inputs.safeio import atomic_write
     atomic_write(output, text, refuse=[p for p in inputs if p != "-"])
     click.echo(f"diagdisk: wrote {output}", err=True)
 

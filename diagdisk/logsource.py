@@ -19,18 +19,18 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from datetime import datetime
 
-from .chunks import detect_compression
+from .inputs.chunks import detect_compression
 from .clock import SourceClock
 from .enrich import enrich_event, has_raw_fields
 from .errors import PartialRead
 from .events import IDENTITY_FIELDS, MERGE_WINDOW_LINES, NON_EVENT_KINDS
-from .limits import Limits
+from .inputs.limits import Limits
 from .lineplan import PlanHit
 from .logread import MAX_UNPARSED_SAMPLES, LogReader, LogReadResult, Segment, header_style
 from .observations import EH_BLOCK_GAP_LINES, PrintoutCollector, SequenceLinks
 from .prefilter import Prefilter
 from .records import RecordBuilder, join_records, records_as_events, shift_runs
-from .safeio import looks_like_text
+from .inputs.safeio import looks_like_text
 from .stitch import MAY_OPEN, Stitcher
 
 # Lines without a candidate that make a safe place to cut a log (see the module docstring).

@@ -11,7 +11,7 @@ from hypothesis import strategies as st
 
 from diagdisk import inventory, larkbuild
 from diagdisk.analysis import analyze
-from diagdisk.sources import classify_in_tree
+from diagdisk.inputs.sources import classify_in_tree
 
 ROOT = Path(__file__).resolve().parent.parent
 

@@ -10,7 +10,7 @@ from datetime import datetime
 from pathlib import Path
 
 from diagdisk.analysis import analyze, discover
-from diagdisk.sources import classify_in_tree, sniff_format
+from diagdisk.inputs.sources import classify_in_tree, sniff_format
 
 SAMPLES = Path(__file__).resolve().parent.parent / "samples"
 DEMO = SAMPLES / "demo-sosreport"

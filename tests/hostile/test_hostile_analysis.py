@@ -14,10 +14,10 @@ from pathlib import Path
 import pytest
 from markupsafe import escape
 
-from diagdisk import chunks, safeio
+from diagdisk.inputs import chunks, safeio
 from diagdisk.analysis import analyze
 from diagdisk.errors import InputError, is_partial
-from diagdisk.limits import Limits
+from diagdisk.inputs.limits import Limits
 from diagdisk.report.build import build_report
 from diagdisk.report.html import render_html
 from diagdisk.report.text import render_text

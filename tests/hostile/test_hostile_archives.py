@@ -9,8 +9,8 @@ import tarfile
 
 import pytest
 
-from diagdisk import archive as archive_module
-from diagdisk.archive import ArchiveLog, holds_tar, is_archive, open_sosreport_archive
+from diagdisk.inputs import archive as archive_module
+from diagdisk.inputs.archive import ArchiveLog, holds_tar, is_archive, open_sosreport_archive
 from diagdisk.errors import InputError, is_partial
 
 from hostile_builders import build_tar, dir_member, file_member, link_member, tree_snapshot, write_archive

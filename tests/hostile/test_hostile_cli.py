@@ -16,7 +16,7 @@ import pytest
 from click.testing import CliRunner
 
 from diagdisk import analysis as analysis_module
-from diagdisk import inputs
+from diagdisk.inputs import opener as inputs
 from diagdisk.cli import main
 from diagdisk.errors import ExitCode
 
@@ -177,7 +177,7 @@ def test_a_failure_while_writing_leaves_no_half_written_report(tmp_path, monkeyp
         written.append(Path(source).read_text())
         raise OSError(28, "No space left on device")
 
-    monkeypatch.setattr("diagdisk.safeio.os.replace", failing_replace)
+    monkeypatch.setattr("diagdisk.inputs.safeio.os.replace", failing_replace)
     result = run("analyze", SAMPLE, "--format", "json", "-o", report)
     assert result.exit_code == ExitCode.BAD_INPUT
     assert one_line_error(result) == f"diagdisk: error: {report}: cannot write: no space left on device"

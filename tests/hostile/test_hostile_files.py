@@ -1,6 +1,6 @@
 """Decoding, sniffing, reading and walking files that were not written to be read by us.
 
-Reading goes through diagdisk.chunks.iter_chunks, the reader the analysis uses for every log.
+Reading goes through diagdisk.inputs.chunks.iter_chunks, the reader the analysis uses for every log.
 """
 
 from __future__ import annotations
@@ -15,10 +15,10 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from diagdisk import chunks, safeio
-from diagdisk.chunks import iter_chunks
+from diagdisk.inputs import chunks, safeio
+from diagdisk.inputs.chunks import iter_chunks
 from diagdisk.errors import InputError, is_partial
-from diagdisk.safeio import decode_log_bytes, looks_like_text, safe_walk
+from diagdisk.inputs.safeio import decode_log_bytes, looks_like_text, safe_walk
 
 from hostile_builders import permission_denied_for
 

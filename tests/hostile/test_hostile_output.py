@@ -5,7 +5,7 @@ from __future__ import annotations
 import pytest
 
 from diagdisk.errors import InputError
-from diagdisk.safeio import atomic_write, atomic_writer
+from diagdisk.inputs.safeio import atomic_write, atomic_writer
 
 
 def leftovers(folder):

@@ -19,7 +19,7 @@ from hypothesis import HealthCheck, example, given, settings
 from hypothesis import strategies as st
 
 from diagdisk import inventory
-from diagdisk.chunks import iter_chunks
+from diagdisk.inputs.chunks import iter_chunks
 from diagdisk.decode import DecodeError
 from diagdisk.decode.asc_ascq import describe, format_asc_ascq, is_vendor_specific
 from diagdisk.decode.ata import decode_ata_taskfile, emask_names, serror_names
@@ -34,7 +34,7 @@ from diagdisk.linegrammar import default_parser, kernel_families, parse_line
 from diagdisk.logread import LogReader
 from diagdisk.smart import parse_smartctl_json, parse_smartctl_text
 from diagdisk.smart import parse_line as parse_smartctl_line
-from diagdisk.sources import classify_in_tree
+from diagdisk.inputs.sources import classify_in_tree
 
 REPO = Path(__file__).resolve().parents[2]
 FAST = settings(max_examples=150, deadline=None, suppress_health_check=[HealthCheck.too_slow])

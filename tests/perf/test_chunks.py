@@ -5,7 +5,7 @@ import lzma
 
 import pytest
 
-from diagdisk.chunks import iter_chunks
+from diagdisk.inputs.chunks import iter_chunks
 from diagdisk.errors import InputError
 from diagdisk.prefilter import Prefilter
 from perf_data import STORAGE_KEYWORDS, generated_log

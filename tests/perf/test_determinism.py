@@ -6,7 +6,7 @@ import re
 import pytest
 
 from diagdisk.analysis import analyze
-from diagdisk.limits import Limits
+from diagdisk.inputs.limits import Limits
 from diagdisk.logread import default_prefilter
 from diagdisk.logsource import plan_segments
 from diagdisk.report.build import build_report

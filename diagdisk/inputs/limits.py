@@ -9,7 +9,7 @@ from __future__ import annotations
 import re
 from dataclasses import dataclass
 
-from .errors import InputError
+from ..errors import InputError
 
 
 @dataclass(frozen=True)

@@ -25,7 +25,7 @@ from pathlib import Path
 from typing import BinaryIO
 
 from .archive import ArchiveLog, holds_tar, named_like_tar, open_sosreport_archive, unsupported_format
-from .errors import InputError, PartialRead
+from ..errors import InputError, PartialRead
 from .limits import Limits
 from .safeio import describe_os_error, safe_walk
 from .sources import classify_in_tree, is_sosreport_root

@@ -44,8 +44,8 @@ from pathlib import Path
 from typing import IO
 
 from diagdisk.errors import DiagdiskError, InputError, PartialRead
-from diagdisk.limits import Limits
-from diagdisk.safeio import describe_os_error
+from diagdisk.inputs.limits import Limits
+from diagdisk.inputs.safeio import describe_os_error
 
 _MAGIC_PREFIXES = {
     "gzip": b"\x1f\x8b",

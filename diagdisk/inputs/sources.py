@@ -14,7 +14,7 @@ from dataclasses import dataclass, field
 from pathlib import Path, PurePosixPath
 
 from .chunks import detect_compression
-from .errors import InputError, is_partial
+from ..errors import InputError, is_partial
 from .limits import Limits
 from .safeio import looks_like_text, read_text_capped
 
@@ -217,7 +217,7 @@ def classify_in_tree(relative: str) -> str | None:
 def _is_disk_listing(text: str, cut: bool) -> bool:
     """An `ls -l` listing of /dev/disk/by-id (or sos's recursive `ls -lanR /dev`): its first lines
     are all lines of an ls listing (grammars/by_id.lark) and it lists /dev or links into ../../."""
-    from .larkbuild import parse_table_line
+    from ..larkbuild import parse_table_line
     lines = text.splitlines()
     if cut:
         lines = lines[:-1]  # the last line of a full head may be cut short

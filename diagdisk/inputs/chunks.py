@@ -47,8 +47,8 @@ from collections.abc import Iterable, Iterator
 from typing import BinaryIO, NamedTuple
 
 from diagdisk.errors import InputError, PartialRead
-from diagdisk.limits import Limits
-from diagdisk.safeio import TEXT_SNIFF_BYTES, looks_like_text
+from diagdisk.inputs.limits import Limits
+from diagdisk.inputs.safeio import TEXT_SNIFF_BYTES, looks_like_text
 
 DEFAULT_CHUNK_SIZE = 16 << 20
 # Compressed readers are asked for modest blocks so that a corrupt stream loses little decoded text.
