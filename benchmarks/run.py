@@ -318,7 +318,7 @@ def engine_finders(literals: list[bytes]) -> dict:
 
 def compare_engines(sizes: list[int], mixes: list[str], seed: int, chunk_size: int) -> None:
     from diagdisk.inputs.chunks import iter_chunks
-    from diagdisk.prefilter import Prefilter
+    from diagdisk.logs.prefilter import Prefilter
 
     keywords = load_keywords()
     literals = sorted({word.encode() for words in keywords.values() for word in words})
@@ -331,7 +331,7 @@ def compare_engines(sizes: list[int], mixes: list[str], seed: int, chunk_size: i
             reference = None
             candidates: dict = dict(engine_finders(literals))
             for engine in ("hyperscan", "python"):
-                candidates[f"diagdisk.prefilter[{engine}]"] = (
+                candidates[f"diagdisk.logs.prefilter[{engine}]"] = (
                     lambda engine=engine: (lambda prefilter: (lambda chunk: [(s, e) for s, e, _ in prefilter.candidate_lines(chunk)]))(
                         Prefilter(keywords, engine=engine)))
             for name, build in candidates.items():

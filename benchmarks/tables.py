@@ -19,7 +19,8 @@ from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
-from diagdisk import inventory, larkbuild  # noqa: E402
+from diagdisk import inventory
+from diagdisk import larkbuild  # noqa: E402
 
 
 def _disk(i: int) -> str:

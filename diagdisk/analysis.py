@@ -19,16 +19,16 @@ from pathlib import Path
 
 from . import inventory
 from .inputs.chunks import detect_compression
-from .dedup import deduplicate
+from .logs.dedup import deduplicate
 from .errors import InputError, PartialRead, is_partial
-from .events import NON_EVENT_KINDS
-from .framing import MONTHS, frame_line
+from .logs.events import NON_EVENT_KINDS
+from .logs.framing import MONTHS, frame_line
 from .inputs.opener import STDIN_NAME, OpenedInput, open_input
 from .inputs.limits import Limits
-from .linegrammar import default_parser
-from .logread import MAX_UNPARSED_SAMPLES, default_prefilter
-from .logread import Segment
-from .logsource import SEGMENT_MIN_BYTES, join_segments, plan_segments, read_log_segment, read_log_source
+from .logs.grammar import default_parser
+from .logs.reader import MAX_UNPARSED_SAMPLES, default_prefilter
+from .logs.reader import Segment
+from .logs.source import SEGMENT_MIN_BYTES, join_segments, plan_segments, read_log_segment, read_log_source
 from .mdlog import apply_md_events
 from .inputs.safeio import read_text_capped
 from .inputs.sources import (EXPECTED_SOURCES, Source, classify_in_tree, is_kernel_ring_buffer, is_sosreport_root,
@@ -438,7 +438,7 @@ def _size_of(source: Source) -> int:
 
 
 def _count_copies_once(analysis: Analysis) -> None:
-    """The same kernel message in messages, the journal and dmesg is one event (diagdisk.dedup)."""
+    """The same kernel message in messages, the journal and dmesg is one event (diagdisk.logs.dedup)."""
     analysis.events, copies = deduplicate(analysis.events)
     for report in analysis.sources:
         found = copies.get((report.origin, report.name))

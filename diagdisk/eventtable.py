@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import pandas as pd
 
-from .events import EVENT_FIELDS
+from .logs.events import EVENT_FIELDS
 
 _CATEGORICAL = ("source", "kind", "detail", "family", "device", "hctl", "unit", "clock", "grammar")
 _DECODED = ("sense_key_name", "asc_ascq", "asc_text")

@@ -9,7 +9,7 @@ array of its own, called by its level and members since the log never says its n
 from __future__ import annotations
 
 from .inventory import MdArray
-from .observations import Printout, PrintoutCollector
+from .logs.observations import Printout, PrintoutCollector
 from .topology import Topology
 
 def apply_md_events(events: list[dict], topology: Topology, printouts: list[Printout] | None = None) -> None:

@@ -27,7 +27,7 @@ import pandas as pd
 import yaml
 
 from .errors import DiagdiskError
-from .events import EVENT_FIELDS, NON_EVENT_KINDS
+from .logs.events import EVENT_FIELDS, NON_EVENT_KINDS
 from .resources import rules_dir
 
 SEVERITY_WEIGHT = {"info": 0.1, "low": 0.3, "medium": 0.5, "high": 0.8, "critical": 1.0}

@@ -11,9 +11,9 @@ from __future__ import annotations
 import re
 from dataclasses import dataclass, field
 
-from . import devnames
+from .decode import devnames
 from .inventory import MdArray, MultipathMap, ScsiDevice
-from .observations import SequenceLinks
+from .logs.observations import SequenceLinks
 
 
 @dataclass

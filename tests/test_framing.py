@@ -6,7 +6,7 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from diagdisk.framing import _frame_common, _frame_general, frame_line, normalize_text
+from diagdisk.logs.framing import _frame_common, _frame_general, frame_line, normalize_text
 
 ROOT = Path(__file__).resolve().parents[1]
 HEADERS = ["Mar  2 18:07:17 db1 kernel: ", "Dec 31 23:59:59.123456 h kernel: [  12.5] ",
@@ -110,7 +110,7 @@ def test_kmsg_record_and_its_dictionary():
 
 
 def test_short_monotonic_and_kmsg_logs_read_into_events(tmp_path):
-    from diagdisk.logread import LogReader
+    from diagdisk.logs.reader import LogReader
     journal = tmp_path / "journal"
     journal.write_text(
         "[    1.100000] myhost kernel: scsi 2:0:1:0: Direct-Access     ATA      ST4000DM000      CC54 PQ: 0 ANSI: 5\n"

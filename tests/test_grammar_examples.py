@@ -8,8 +8,8 @@ import re
 
 import pytest
 
-from diagdisk.events import split_alias
-from diagdisk.linegrammar import MessageParser, grammar_specs, kernel_families, parser_for
+from diagdisk.logs.events import split_alias
+from diagdisk.logs.grammar import MessageParser, grammar_specs, kernel_families, parser_for
 
 KERNEL = kernel_families()
 

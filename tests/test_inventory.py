@@ -9,7 +9,8 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from diagdisk import inventory, larkbuild
+from diagdisk import inventory
+from diagdisk import larkbuild
 from diagdisk.analysis import analyze
 from diagdisk.inputs.sources import classify_in_tree
 

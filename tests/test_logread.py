@@ -1,6 +1,6 @@
 """LogReader: how physical lines become messages before the grammars see them."""
 
-from diagdisk.logread import LogReader
+from diagdisk.logs.reader import LogReader
 
 
 def _read(tmp_path, text: str):

@@ -1,7 +1,7 @@
 """md array state from kernel messages (diagdisk/mdlog.py), fed by real line shapes."""
 
 from diagdisk.inventory import MdArray
-from diagdisk.linegrammar import parse_line
+from diagdisk.logs.grammar import parse_line
 from diagdisk.mdlog import apply_md_events
 from diagdisk.topology import Topology
 

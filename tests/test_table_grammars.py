@@ -15,7 +15,7 @@ from lark import Lark
 
 from diagdisk.inventory import TABLE_GRAMMARS, TABLE_READERS
 from diagdisk.larkbuild import parse_table_line
-from diagdisk.linegrammar import kernel_families
+from diagdisk.logs.grammar import kernel_families
 from diagdisk.resources import grammars_dir
 
 # grammars whose examples another test file runs, beside the kernel families and the tables

@@ -79,7 +79,7 @@ def _decode_line_item(item: str) -> tuple[Any, str]:
     # ImportError is also caught around the call because the grammar module loads its helpers
     # on first use.
     try:
-        from diagdisk.linegrammar import parse_line
+        from diagdisk.logs.grammar import parse_line
 
         events = parse_line(item)
     except ImportError as error:

@@ -98,7 +98,7 @@ def _finding_lines(finding: dict, evidence: int = 3) -> list[str]:
 
 
 def _message_of(line: str) -> str:
-    from ..framing import frame_line
+    from ..logs.framing import frame_line
     return frame_line(line).message or line
 
 

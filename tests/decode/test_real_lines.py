@@ -191,7 +191,7 @@ def test_bare_res_registers_need_their_kind():
 
 def test_res_line_event_carries_the_failing_lba():
     # ZFS_1814 (tests/corpus/ata-unc-ata3-zfs1814): the continuation line of the cmd/res printk
-    from diagdisk.linegrammar import parse_line
+    from diagdisk.logs.grammar import parse_line
     [event] = parse_line("[  222.913458]          res 41/40:00:e0:79:2d/00:00:14:00:00/40 "
                          "Emask 0x409 (media error) <F>")
     assert (event["sector"], event["ata_error"], event["emask"]) == (0x142D79E0, "UNC", 0x409)
@@ -203,7 +203,7 @@ def test_res_line_event_carries_the_failing_lba():
 
 def test_a_link_error_taskfile_names_no_failing_sector():
     """ICRC/ABRT: the transfer the link broke, not a bad sector (a media error's LBA is one)."""
-    from diagdisk.enrich import enrich_event
+    from diagdisk.logs.enrich import enrich_event
     link = enrich_event({"kind": "ata_detail", "taskfile": "51/84:40:80:51:2b/00:00:00:00:00/e6"})
     media = enrich_event({"kind": "ata_detail", "taskfile": "51/40:00:e0:79:2d/00:00:14:00:00/e0"})
     assert link["ata_error"] == "ICRC ABRT" and "sector" not in link

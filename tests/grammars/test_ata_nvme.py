@@ -8,9 +8,9 @@ from pathlib import Path
 
 import pytest
 
-from diagdisk.framing import frame_line
-from diagdisk.linegrammar import MessageParser, grammar_specs
-from diagdisk.prefilter import Prefilter
+from diagdisk.logs.framing import frame_line
+from diagdisk.logs.grammar import MessageParser, grammar_specs
+from diagdisk.logs.prefilter import Prefilter
 
 ROOT = Path(__file__).resolve().parents[2]
 CORPUS_DIRS = (ROOT / "tests" / "corpus", Path("/work/shared/corpus"))

@@ -11,8 +11,8 @@ from pathlib import Path
 
 import pytest
 
-from diagdisk.framing import frame_line
-from diagdisk.linegrammar import MessageParser, grammar_specs
+from diagdisk.logs.framing import frame_line
+from diagdisk.logs.grammar import MessageParser, grammar_specs
 
 SHARED = Path("/work/shared")
 FAMILIES = ("md", "dm", "fs", "transport")

@@ -6,7 +6,7 @@ import re
 
 import pytest
 
-from diagdisk.linegrammar import MessageParser, grammar_specs, kernel_families
+from diagdisk.logs.grammar import MessageParser, grammar_specs, kernel_families
 
 FAMILIES = kernel_families()
 _DIGIT_RUN = re.compile(r"\d+")

@@ -26,12 +26,12 @@ from diagdisk.decode.ata import decode_ata_taskfile, emask_names, serror_names
 from diagdisk.decode.cdb import decode_cdb_text
 from diagdisk.decode.nvme import critical_warning_names, decode_nvme_status, nvme_status_name
 from diagdisk.decode.result import decode_result
-from diagdisk.enrich import enrich_event
+from diagdisk.logs.enrich import enrich_event
 from diagdisk.errors import InputError
-from diagdisk.events import EVENT_KINDS
-from diagdisk.framing import frame_line
-from diagdisk.linegrammar import default_parser, kernel_families, parse_line
-from diagdisk.logread import LogReader
+from diagdisk.logs.events import EVENT_KINDS
+from diagdisk.logs.framing import frame_line
+from diagdisk.logs.grammar import default_parser, kernel_families, parse_line
+from diagdisk.logs.reader import LogReader
 from diagdisk.smart import parse_smartctl_json, parse_smartctl_text
 from diagdisk.smart import parse_line as parse_smartctl_line
 from diagdisk.inputs.sources import classify_in_tree

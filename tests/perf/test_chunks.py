@@ -7,7 +7,7 @@ import pytest
 
 from diagdisk.inputs.chunks import iter_chunks
 from diagdisk.errors import InputError
-from diagdisk.prefilter import Prefilter
+from diagdisk.logs.prefilter import Prefilter
 from perf_data import STORAGE_KEYWORDS, generated_log
 
 CHUNK_SIZES = [1, 2, 7, 100, 4096, 65536, 1 << 20, 16 << 20]

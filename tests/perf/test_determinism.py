@@ -7,8 +7,8 @@ import pytest
 
 from diagdisk.analysis import analyze
 from diagdisk.inputs.limits import Limits
-from diagdisk.logread import default_prefilter
-from diagdisk.logsource import plan_segments
+from diagdisk.logs.reader import default_prefilter
+from diagdisk.logs.source import plan_segments
 from diagdisk.report.build import build_report
 from diagdisk.rules import evaluate_rules, load_rules
 from perf_data import generated_log

@@ -4,7 +4,7 @@ from pathlib import Path
 
 import pytest
 
-from diagdisk.logread import LogReader, LogReadResult, as_event
+from diagdisk.logs.reader import LogReader, LogReadResult, as_event
 from perf_data import generated_log
 
 CORPUS = Path(__file__).resolve().parents[1] / "corpus"
@@ -67,7 +67,7 @@ def test_plans_read_repeated_real_lines_as_the_general_way(tmp_path):
 def test_records_are_the_same_with_plans_and_without(tmp_path, ratio, seed):
     """Lines plans read go through a shorter way to their records when their event stands alone
     (logsource._take_standalone): what comes out must be what the whole way gives."""
-    from diagdisk.logsource import read_log_source
+    from diagdisk.logs.source import read_log_source
     path = tmp_path / "messages"
     path.write_bytes(generated_log(400_000, ratio, seed))
     fast = read_log_source(path, "messages", None, reader=LogReader(use_plans=True))

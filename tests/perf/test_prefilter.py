@@ -3,7 +3,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from diagdisk.errors import DiagdiskError
-from diagdisk.prefilter import Prefilter, hyperscan_available
+from diagdisk.logs.prefilter import Prefilter, hyperscan_available
 
 from perf_data import STORAGE_KEYWORDS
 
@@ -110,7 +110,7 @@ def test_any_text_matches_reference(engine, pieces):
 
 @pytest.mark.parametrize("engine", ENGINES)
 def test_numbered_lines_count_from_the_chunk_start_whatever_the_grouping(engine, storm_log, monkeypatch):
-    import diagdisk.prefilter as prefilter_module
+    import diagdisk.logs.prefilter as prefilter_module
     prefilter = Prefilter(STORAGE_KEYWORDS, engine=engine)
     expected = [(s, e, f, storm_log.count(b"\n", 0, s)) for s, e, f in reference_candidates(STORAGE_KEYWORDS, storm_log)]
     for threshold in (1, 10**9):  # hits grouped with arrays, and one by one

@@ -1,7 +1,7 @@
 """Records grow with the distinct signatures a log holds, not with its length."""
 
-from diagdisk.logsource import read_log_source
-from diagdisk.records import RecordBuilder, signature
+from diagdisk.logs.source import read_log_source
+from diagdisk.logs.records import RecordBuilder, signature
 from perf_data import generated_log
 
 _EXT4 = "May 24 11:09:27 db1 kernel: EXT4-fs error (device md0): ext4_find_entry:1455: inode #{inode}: " \

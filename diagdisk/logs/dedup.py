@@ -9,7 +9,7 @@ fields, at the same time (within WINDOW seconds; a dmesg without wall-clock stam
 time by the events it shares with the earlier logs). Each event of an earlier log stands for at
 most one copy in each later log, so two real errors in one second stay two.
 
-Works on records (diagdisk.records): a record of a later log loses the copies found, and is dropped
+Works on records (diagdisk.logs.records): a record of a later log loses the copies found, and is dropped
 when none is left; each such log is told how many of its events were already counted.
 """
 

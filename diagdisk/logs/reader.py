@@ -14,14 +14,14 @@ from collections.abc import Iterator
 from dataclasses import dataclass, field
 from functools import cache
 
-from .inputs.chunks import iter_chunks, iter_range_chunks, iter_windows
+from ..inputs.chunks import iter_chunks, iter_range_chunks, iter_windows
 from .events import IDENTITY_FIELDS
 from .framing import Framed, frame_line
-from .lineplan import _BSD_START, _ISO_START, MAY_NAME_A_SCSI_DEVICE, LinePlans, PlanHit
-from .inputs.limits import Limits
-from .linegrammar import MessageParser, default_parser, grammar_specs, kernel_families
+from .plans import _BSD_START, _ISO_START, MAY_NAME_A_SCSI_DEVICE, LinePlans, PlanHit
+from ..inputs.limits import Limits
+from .grammar import MessageParser, default_parser, grammar_specs, kernel_families
 from .prefilter import Prefilter
-from .inputs.safeio import decode_log_bytes
+from ..inputs.safeio import decode_log_bytes
 
 MAX_UNPARSED_SAMPLES = 20
 _HEADER_STYLES = {"syslog", "rfc3339", "dmesg", "dmesg_T", "kmsg", "tag_only"}

@@ -2,7 +2,7 @@
 
 This is the unit of work the analysis runs in parallel. A source is read start to finish by one
 worker, or, when it is one large plain file, cut into segments read by several workers at once
-and joined. Either way the result is the same: its records (diagdisk.records), its counts and
+and joined. Either way the result is the same: its records (diagdisk.logs.records), its counts and
 warnings, and what the order of its events showed about the topology (SequenceLinks) and md
 arrays (RAID printouts). Everything streams: memory holds a chunk of text and the records.
 
@@ -19,18 +19,18 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from datetime import datetime
 
-from .inputs.chunks import detect_compression
+from ..inputs.chunks import detect_compression
 from .clock import SourceClock
 from .enrich import enrich_event, has_raw_fields
-from .errors import PartialRead
+from ..errors import PartialRead
 from .events import IDENTITY_FIELDS, MERGE_WINDOW_LINES, NON_EVENT_KINDS
-from .inputs.limits import Limits
-from .lineplan import PlanHit
-from .logread import MAX_UNPARSED_SAMPLES, LogReader, LogReadResult, Segment, header_style
+from ..inputs.limits import Limits
+from .plans import PlanHit
+from .reader import MAX_UNPARSED_SAMPLES, LogReader, LogReadResult, Segment, header_style
 from .observations import EH_BLOCK_GAP_LINES, PrintoutCollector, SequenceLinks
 from .prefilter import Prefilter
 from .records import RecordBuilder, join_records, records_as_events, shift_runs
-from .inputs.safeio import looks_like_text
+from ..inputs.safeio import looks_like_text
 from .stitch import MAY_OPEN, Stitcher
 
 # Lines without a candidate that make a safe place to cut a log (see the module docstring).

@@ -2,7 +2,7 @@
 
 Each grammar is LALR with the contextual lexer, built once per process (never lark's cache=True: it
 loads a pickle from a predictable temp path). Terminal names name event fields, rule aliases name
-event kinds (see diagdisk.events). Storms repeat a few message shapes with different numbers, so
+event kinds (see diagdisk.logs.events). Storms repeat a few message shapes with different numbers, so
 what one lark parse found is kept as a shape (see _Shape) that parses later messages of the same
 shape with one regex match.
 """
@@ -19,10 +19,10 @@ import yaml
 from lark import Lark, Token, Tree
 from lark.exceptions import LarkError
 
-from . import devnames
+from ..decode import devnames
 from .events import EVENT_KINDS, split_alias
-from .larkbuild import build_lark
-from .resources import grammars_dir
+from ..larkbuild import build_lark
+from ..resources import grammars_dir
 
 # Order in which families are tried when several match a line: specific before generic.
 FAMILY_ORDER = ("scsi", "ata", "nvme", "md", "dm", "fs", "transport", "block", "topology")
@@ -34,12 +34,12 @@ def _hex(text: str) -> int:
 
 
 def _sense_key_from_text(text: str) -> int | None:
-    from .decode.sense import sense_key_from_name
+    from ..decode.sense import sense_key_from_name
     return sense_key_from_name(text.strip())
 
 
 def _asc_ascq_from_text(text: str) -> tuple[int, int] | None:
-    from .decode.asc_ascq import lookup_description
+    from ..decode.asc_ascq import lookup_description
     return lookup_description(text.strip())
 
 

@@ -24,7 +24,7 @@ import re
 
 from .clock import wall_epoch
 from .framing import _BSD_COMMON, _ISO_COMMON, MONTHS, _iso_datetime
-from .linegrammar import _HEX_DIGITS, CONVERTERS, _Shape
+from .grammar import _HEX_DIGITS, CONVERTERS, _Shape
 
 _MAX_PLANS = 20000
 _MAX_PER_KEY = 8

@@ -7,10 +7,10 @@ the sense report it belongs to.
 
 from __future__ import annotations
 
-from .decode import DecodeError
-from .decode.cdb import decode_cdb_named, decode_cdb_text
-from .decode.result import decode_result
-from .decode.sense import decode_sense
+from ..decode import DecodeError
+from ..decode.cdb import decode_cdb_named, decode_cdb_text
+from ..decode.result import decode_result
+from ..decode.sense import decode_sense
 
 # What a kernel message means in sense terms when it names the condition instead of printing it.
 _ALIAS_SENSE = {
@@ -92,7 +92,7 @@ def _decode_printed_cdb(name: str | None, printed: str):
 def _enrich_taskfile(event: dict) -> None:
     """The field holds the registers printed after "res" (grammars/ata.lark TASKFILE), without the
     word itself; a text that still carries "cmd" or "res" is read as it says."""
-    from .decode.ata import decode_ata_taskfile
+    from ..decode.ata import decode_ata_taskfile
     for part in str(event["taskfile"]).split("|"):
         try:
             taskfile = decode_ata_taskfile(part, kind="res")
