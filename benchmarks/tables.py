@@ -19,7 +19,7 @@ from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
-from diagdisk import inventory
+from diagdisk.topology import tables as inventory
 from diagdisk import larkbuild  # noqa: E402
 
 

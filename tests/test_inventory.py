@@ -9,7 +9,7 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from diagdisk import inventory
+from diagdisk.topology import tables as inventory
 from diagdisk import larkbuild
 from diagdisk.analysis import analyze
 from diagdisk.inputs.sources import classify_in_tree

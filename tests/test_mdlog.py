@@ -1,9 +1,9 @@
 """md array state from kernel messages (diagdisk/mdlog.py), fed by real line shapes."""
 
-from diagdisk.inventory import MdArray
+from diagdisk.topology.tables import MdArray
 from diagdisk.logs.grammar import parse_line
-from diagdisk.mdlog import apply_md_events
-from diagdisk.topology import Topology
+from diagdisk.topology.mdstate import apply_md_events
+from diagdisk.topology.devices import Topology
 
 
 def _events(lines: list[str]) -> list[dict]:

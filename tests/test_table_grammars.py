@@ -13,7 +13,7 @@ import pytest
 import yaml
 from lark import Lark
 
-from diagdisk.inventory import TABLE_GRAMMARS, TABLE_READERS
+from diagdisk.topology.tables import TABLE_GRAMMARS, TABLE_READERS
 from diagdisk.larkbuild import parse_table_line
 from diagdisk.logs.grammar import kernel_families
 from diagdisk.resources import grammars_dir

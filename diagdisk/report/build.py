@@ -8,7 +8,7 @@ from datetime import datetime, timezone
 from .. import __version__
 from ..decode.sense import SENSE_KEY_NAMES
 from ..logs.events import NON_EVENT_KINDS, is_informational
-from ..topology import normal_wwn
+from ..topology.devices import normal_wwn
 
 SCHEMA = "diagdisk.report/1"
 MAX_SECTORS = 1000

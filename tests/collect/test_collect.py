@@ -20,7 +20,7 @@ from click.testing import CliRunner
 
 from diagdisk.collect.cli import collect, parse_since
 from diagdisk.collect.items import mangle_command
-from diagdisk.smart import parse_smartctl_json
+from diagdisk.topology.smart import parse_smartctl_json
 
 SMART_FIXTURES = Path(__file__).resolve().parent.parent / "smart" / "fixtures"
 OLD = time.time() - 400 * 86400

@@ -18,7 +18,7 @@ import yaml
 from hypothesis import HealthCheck, example, given, settings
 from hypothesis import strategies as st
 
-from diagdisk import inventory
+from diagdisk.topology import tables as inventory
 from diagdisk.inputs.chunks import iter_chunks
 from diagdisk.decode import DecodeError
 from diagdisk.decode.asc_ascq import describe, format_asc_ascq, is_vendor_specific
@@ -32,8 +32,8 @@ from diagdisk.logs.events import EVENT_KINDS
 from diagdisk.logs.framing import frame_line
 from diagdisk.logs.grammar import default_parser, kernel_families, parse_line
 from diagdisk.logs.reader import LogReader
-from diagdisk.smart import parse_smartctl_json, parse_smartctl_text
-from diagdisk.smart import parse_line as parse_smartctl_line
+from diagdisk.topology.smart import parse_smartctl_json, parse_smartctl_text
+from diagdisk.topology.smart import parse_line as parse_smartctl_line
 from diagdisk.inputs.sources import classify_in_tree
 
 REPO = Path(__file__).resolve().parents[2]

@@ -11,10 +11,10 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 from lark import Lark
 
-import diagdisk.smart
+import diagdisk.topology.smart
 from diagdisk.errors import InputError
 from diagdisk.resources import grammars_dir
-from diagdisk.smart import (
+from diagdisk.topology.smart import (
     decode_smartctl_exit_status,
     device_from_source,
     parse_line,
@@ -237,7 +237,7 @@ def test_text_parser_never_raises(text):
 
 
 def test_module_doctests():
-    assert doctest.testmod(diagdisk.smart).failed == 0
+    assert doctest.testmod(diagdisk.topology.smart).failed == 0
 
 
 # ---------------------------------------------------------------- grammars/smartctl.examples.yml

@@ -7,7 +7,7 @@ import shutil
 from pathlib import Path
 
 from diagdisk.analysis import analyze
-from diagdisk.smart import best_report, options_from_source, parse_smartctl_json, parse_smartctl_text, run_scope
+from diagdisk.topology.smart import best_report, options_from_source, parse_smartctl_json, parse_smartctl_text, run_scope
 from diagdisk.inputs.sources import classify_in_tree
 
 DEMO = Path(__file__).resolve().parents[2] / "samples" / "demo-sosreport"

@@ -8,9 +8,9 @@ array of its own, called by its level and members since the log never says its n
 
 from __future__ import annotations
 
-from .inventory import MdArray
-from .logs.observations import Printout, PrintoutCollector
-from .topology import Topology
+from .tables import MdArray
+from ..logs.observations import Printout, PrintoutCollector
+from .devices import Topology
 
 def apply_md_events(events: list[dict], topology: Topology, printouts: list[Printout] | None = None) -> None:
     """Update md arrays from named md events and RAID conf printouts; the printouts are gathered

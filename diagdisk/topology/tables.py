@@ -31,7 +31,7 @@ from dataclasses import dataclass, field
 from pathlib import PurePosixPath
 from typing import Any, Callable, Generic, Iterator, TypeVar
 
-from .larkbuild import parse_table_line
+from ..larkbuild import parse_table_line
 
 TABLE_GRAMMARS = ("proc_scsi", "lsscsi", "lsblk", "mdstat", "mdadm_detail", "by_id", "multipath")
 

@@ -11,9 +11,9 @@ from __future__ import annotations
 import re
 from dataclasses import dataclass, field
 
-from .decode import devnames
-from .inventory import MdArray, MultipathMap, ScsiDevice
-from .logs.observations import SequenceLinks
+from ..decode import devnames
+from .tables import MdArray, MultipathMap, ScsiDevice
+from ..logs.observations import SequenceLinks
 
 
 @dataclass
