@@ -112,9 +112,9 @@ def analyze(ctx, paths, output_format, fail_on, rules_dirs, output, max_file_siz
     """Analyze a sosreport, a bundle, log files or a folder of logs (`-` reads stdin)."""
     def run():
         _check_output(output, paths)
-        from .analysis import analyze as run_analysis
+        from .diagnosis.analysis import analyze as run_analysis
         from .report.build import build_report
-        from .rules import evaluate_rules, load_rules
+        from .diagnosis.engine import evaluate_rules, load_rules
         analysis = run_analysis(list(paths), limits=_limits(max_file_size, max_total_size, max_events),
                                 strict=_debug(ctx), jobs=jobs)
         rules = load_rules(extra_dirs=list(rules_dirs))
@@ -142,8 +142,8 @@ def events(ctx, paths, output_format, output, max_file_size, max_total_size, max
     """Every event with its source file, line, time, identity and decoded fields."""
     def run():
         _check_output(output, paths)
-        from .analysis import analyze as run_analysis
-        from .eventtable import event_frame
+        from .diagnosis.analysis import analyze as run_analysis
+        from .diagnosis.eventtable import event_frame
         analysis = run_analysis(list(paths), limits=_limits(max_file_size, max_total_size, max_events),
                                 strict=_debug(ctx), keep_each=True, jobs=jobs)
         frame = event_frame(analysis.events)

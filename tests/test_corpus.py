@@ -9,9 +9,9 @@ from pathlib import Path
 
 import pytest
 
-from diagdisk.analysis import analyze
+from diagdisk.diagnosis.analysis import analyze
 from diagdisk.report.build import build_report
-from diagdisk.rules import evaluate_rules, load_rules
+from diagdisk.diagnosis.engine import evaluate_rules, load_rules
 
 CORPUS = Path(__file__).parent / "corpus"
 CASES = sorted(p for p in CORPUS.iterdir() if (p / "expected.json").exists())

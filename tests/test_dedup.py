@@ -1,8 +1,8 @@
 """The same kernel message in messages, the journal and dmesg is counted once (diagdisk/dedup.py)."""
 
-from diagdisk.analysis import analyze
+from diagdisk.diagnosis.analysis import analyze
 from diagdisk.report.build import build_report
-from diagdisk.rules import evaluate_rules, load_rules
+from diagdisk.diagnosis.engine import evaluate_rules, load_rules
 
 SENSE = "sd 2:0:1:0: [sdb] tag#{tag} Sense Key : Medium Error [current]"
 

@@ -11,7 +11,7 @@ from hypothesis import strategies as st
 
 from diagdisk.topology import tables as inventory
 from diagdisk import larkbuild
-from diagdisk.analysis import analyze
+from diagdisk.diagnosis.analysis import analyze
 from diagdisk.inputs.sources import classify_in_tree
 
 ROOT = Path(__file__).resolve().parent.parent

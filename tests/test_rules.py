@@ -2,8 +2,8 @@
 
 import pytest
 
-from diagdisk.rule_examples import run_rule_examples
-from diagdisk.rules import RuleError, load_rule_file, load_rules
+from diagdisk.diagnosis.examples import run_rule_examples
+from diagdisk.diagnosis.engine import RuleError, load_rule_file, load_rules
 
 RULES = load_rules()
 
@@ -153,8 +153,8 @@ _TWO_BUSES = ("Mar  2 18:07:17 db1 kernel: sd 0:0:1:0: [sdb] FAILED Result: host
 
 @pytest.mark.parametrize("by, suspects", [("host", ["host0"]), ("channel", ["host0 channel 0"]), ("none", [None])])
 def test_grouping_names_the_part_the_events_share(tmp_path, by, suspects):
-    from diagdisk.analysis import analyze
-    from diagdisk.rules import evaluate_rule, build_context
+    from diagdisk.diagnosis.analysis import analyze
+    from diagdisk.diagnosis.engine import evaluate_rule, build_context
     path = tmp_path / f"DD98{len(by)}_grouped.yml"
     path.write_text(_GROUPED.format(n=f"8{len(by)}", by=by))
     rule = load_rule_file(path)
@@ -165,8 +165,8 @@ def test_grouping_names_the_part_the_events_share(tmp_path, by, suspects):
 
 
 def test_md_grouping_gathers_the_members_of_one_array(tmp_path):
-    from diagdisk.analysis import analyze
-    from diagdisk.rules import evaluate_rule, build_context
+    from diagdisk.diagnosis.analysis import analyze
+    from diagdisk.diagnosis.engine import evaluate_rule, build_context
     path = tmp_path / "DD990_md.yml"
     path.write_text(_GROUPED.format(n=90, by="md").replace("kind: [scsi_result]", "kind: [md_failure]")
                     .replace("distinct_units: 2", "count: 2"))

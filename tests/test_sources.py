@@ -9,7 +9,7 @@ import shutil
 from datetime import datetime
 from pathlib import Path
 
-from diagdisk.analysis import analyze, discover
+from diagdisk.diagnosis.analysis import analyze, discover
 from diagdisk.inputs.sources import classify_in_tree, sniff_format
 
 SAMPLES = Path(__file__).resolve().parent.parent / "samples"

@@ -397,7 +397,7 @@ def test_analyze_flag_on_a_real_run_prints_a_report(world_dir):
 
 
 def test_bundle_by_id_listing_gives_the_disk_its_serial_and_wwn(world_dir):
-    from diagdisk.analysis import analyze
+    from diagdisk.diagnosis.analysis import analyze
     from diagdisk.report.build import build_report
 
     root, bin_dir = make_root(world_dir), make_bin(world_dir)

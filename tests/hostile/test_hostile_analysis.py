@@ -15,13 +15,13 @@ import pytest
 from markupsafe import escape
 
 from diagdisk.inputs import chunks, safeio
-from diagdisk.analysis import analyze
+from diagdisk.diagnosis.analysis import analyze
 from diagdisk.errors import InputError, is_partial
 from diagdisk.inputs.limits import Limits
 from diagdisk.report.build import build_report
 from diagdisk.report.html import render_html
 from diagdisk.report.text import render_text
-from diagdisk.rules import evaluate_rules, load_rules
+from diagdisk.diagnosis.engine import evaluate_rules, load_rules
 
 from hostile_builders import dir_member, file_member, link_member, permission_denied_for, write_archive
 
@@ -305,7 +305,7 @@ def test_absurd_numbers_flow_through_decoders_topology_rules_and_every_report(tm
     assert report["verdict"]["status"] != "healthy"
     assert f"{HUGE}:{HUGE}" in render_text(report)
     assert f"{HUGE}:{HUGE}" in render_html(report)
-    from diagdisk.eventtable import event_frame
+    from diagdisk.diagnosis.eventtable import event_frame
     event_frame(analyze([str(tree)]).events).to_csv()
 
 

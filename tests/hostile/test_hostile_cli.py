@@ -15,7 +15,7 @@ from pathlib import Path
 import pytest
 from click.testing import CliRunner
 
-from diagdisk import analysis as analysis_module
+from diagdisk.diagnosis import analysis as analysis_module
 from diagdisk.inputs import opener as inputs
 from diagdisk.cli import main
 from diagdisk.errors import ExitCode
@@ -109,7 +109,7 @@ def test_unexpected_failure_is_one_line_without_debug_and_a_traceback_with_it(mo
     def broken(*args, **kwargs):
         raise RuntimeError("rule engine exploded")
 
-    monkeypatch.setattr("diagdisk.rules.evaluate_rules", broken)
+    monkeypatch.setattr("diagdisk.diagnosis.engine.evaluate_rules", broken)
     result = run("analyze", SAMPLE)
     assert result.exit_code == ExitCode.BAD_INPUT
     assert one_line_error(result) == ("diagdisk: internal error: RuntimeError: rule engine exploded "

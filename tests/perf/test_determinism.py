@@ -5,12 +5,12 @@ import re
 
 import pytest
 
-from diagdisk.analysis import analyze
+from diagdisk.diagnosis.analysis import analyze
 from diagdisk.inputs.limits import Limits
 from diagdisk.logs.reader import default_prefilter
 from diagdisk.logs.source import plan_segments
 from diagdisk.report.build import build_report
-from diagdisk.rules import evaluate_rules, load_rules
+from diagdisk.diagnosis.engine import evaluate_rules, load_rules
 from perf_data import generated_log
 
 _MONTHS = [b"Nov 29", b"Dec 31", b"Jan  1", b"Feb  2"]

@@ -6,7 +6,7 @@ import json
 import shutil
 from pathlib import Path
 
-from diagdisk.analysis import analyze
+from diagdisk.diagnosis.analysis import analyze
 from diagdisk.topology.smart import best_report, options_from_source, parse_smartctl_json, parse_smartctl_text, run_scope
 from diagdisk.inputs.sources import classify_in_tree
 

@@ -5,15 +5,15 @@ from __future__ import annotations
 
 import pandas as pd
 
-from .logs.events import EVENT_FIELDS
+from ..logs.events import EVENT_FIELDS
 
 _CATEGORICAL = ("source", "kind", "detail", "family", "device", "hctl", "unit", "clock", "grammar")
 _DECODED = ("sense_key_name", "asc_ascq", "asc_text")
 
 
 def event_frame(events: list[dict]) -> pd.DataFrame:
-    from .decode.asc_ascq import describe
-    from .decode.sense import SENSE_KEY_NAMES
+    from ..decode.asc_ascq import describe
+    from ..decode.sense import SENSE_KEY_NAMES
 
     columns = ["source", "line", "time", "kind", "detail", "unit", "hctl", "device"]
     columns += [f for f in EVENT_FIELDS if f not in columns and f not in ("raw",)] + list(_DECODED) + ["raw"]

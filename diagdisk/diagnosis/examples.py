@@ -6,7 +6,7 @@ from __future__ import annotations
 import tempfile
 from pathlib import Path
 
-from .rules import Rule, evaluate_rules
+from .engine import Rule, evaluate_rules
 
 
 def _materialize(example: dict, root: Path) -> None:

@@ -17,23 +17,23 @@ from dataclasses import dataclass, field
 from datetime import datetime, timezone
 from pathlib import Path
 
-from .topology import tables as inventory
-from .inputs.chunks import detect_compression
-from .logs.dedup import deduplicate
-from .errors import InputError, PartialRead, is_partial
-from .logs.events import NON_EVENT_KINDS
-from .logs.framing import MONTHS, frame_line
-from .inputs.opener import STDIN_NAME, OpenedInput, open_input
-from .inputs.limits import Limits
-from .logs.grammar import default_parser
-from .logs.reader import MAX_UNPARSED_SAMPLES, default_prefilter
-from .logs.reader import Segment
-from .logs.source import SEGMENT_MIN_BYTES, join_segments, plan_segments, read_log_segment, read_log_source
-from .topology.mdstate import apply_md_events
-from .inputs.safeio import read_text_capped
-from .inputs.sources import (EXPECTED_SOURCES, Source, classify_in_tree, is_kernel_ring_buffer, is_sosreport_root,
+from ..topology import tables as inventory
+from ..inputs.chunks import detect_compression
+from ..logs.dedup import deduplicate
+from ..errors import InputError, PartialRead, is_partial
+from ..logs.events import NON_EVENT_KINDS
+from ..logs.framing import MONTHS, frame_line
+from ..inputs.opener import STDIN_NAME, OpenedInput, open_input
+from ..inputs.limits import Limits
+from ..logs.grammar import default_parser
+from ..logs.reader import MAX_UNPARSED_SAMPLES, default_prefilter
+from ..logs.reader import Segment
+from ..logs.source import SEGMENT_MIN_BYTES, join_segments, plan_segments, read_log_segment, read_log_source
+from ..topology.mdstate import apply_md_events
+from ..inputs.safeio import read_text_capped
+from ..inputs.sources import (EXPECTED_SOURCES, Source, classify_in_tree, is_kernel_ring_buffer, is_sosreport_root,
                       mark_duplicate_kernel_logs, sniff_format)
-from .topology.devices import Topology
+from ..topology.devices import Topology
 
 
 @dataclass
@@ -275,7 +275,7 @@ def _latest_log_mtime(sources: list[Source]) -> datetime | None:
 
 def _read_sources(analysis: Analysis, sources: list[Source], jobs: int | None, keep_each: bool,
                   chunk_size: int, segment_bytes: int) -> None:
-    from .topology.smart import parse_smartctl_json, parse_smartctl_text
+    from ..topology.smart import parse_smartctl_json, parse_smartctl_text
     logs = [source for source in sources if source.format == "log" and not source.duplicate_of]
     log_results = iter(read_logs(logs, analysis, jobs, keep_each, chunk_size, segment_bytes))
     for source in sources:
@@ -546,7 +546,7 @@ def _attach_smart(analysis: Analysis) -> None:
     """Each device's SMART state comes from its best report (smart.best_report): sos stores several
     smartctl runs of one disk (-a text, -a JSON), and one that knows less never hides one that
     knows more; identity fields missing from it are taken from the others."""
-    from .topology.smart import best_report
+    from ..topology.smart import best_report
     topology = analysis.topology
     per_device: dict[int, tuple] = {}
     for smart in analysis.smart:

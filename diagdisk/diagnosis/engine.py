@@ -26,9 +26,9 @@ from pathlib import Path
 import pandas as pd
 import yaml
 
-from .errors import DiagdiskError
-from .logs.events import EVENT_FIELDS, NON_EVENT_KINDS
-from .resources import rules_dir
+from ..errors import DiagdiskError
+from ..logs.events import EVENT_FIELDS, NON_EVENT_KINDS
+from ..resources import rules_dir
 
 SEVERITY_WEIGHT = {"info": 0.1, "low": 0.3, "medium": 0.5, "high": 0.8, "critical": 1.0}
 FRUS = ("disk", "controller", "cable", "bus", "enclosure", "path", "power", "none")
