@@ -5,7 +5,7 @@ import sys
 
 def run() -> None:
     try:
-        from .cli import main
+        from .cli.main import main
     except KeyboardInterrupt:  # Ctrl-C while the command line is still loading: no traceback
         sys.stderr.write("diagdisk: interrupted\n")
         raise SystemExit(130) from None

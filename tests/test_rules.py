@@ -85,7 +85,7 @@ examples:
 
 def _cli(*args):
     from click.testing import CliRunner
-    from diagdisk.cli import main
+    from diagdisk.cli.main import main
     return CliRunner().invoke(main, list(args))
 
 

@@ -79,7 +79,7 @@ def test_events_command_lists_every_event_with_whole_numbers_and_decoded_sense(t
     import json
 
     from click.testing import CliRunner
-    from diagdisk.cli import main
+    from diagdisk.cli.main import main
     sample = SAMPLES / "seed004-ex3-medium-error-id0"
     rows = list(csv.DictReader(io.StringIO(CliRunner().invoke(main, ["events", str(sample), "--format", "csv"]).output)))
     sense = [r for r in rows if r["kind"] == "sense"]

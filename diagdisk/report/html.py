@@ -22,7 +22,7 @@ import jinja2
 from diagdisk.errors import InputError
 
 SCHEMA = "diagdisk.report/1"
-TEMPLATES_DIR = Path(__file__).resolve().parent.parent / "templates"
+TEMPLATES_DIR = Path(__file__).resolve().parent / "templates"
 TEMPLATE_NAME = "report.html.j2"
 
 MAX_SUSPECTS = 20

@@ -18,7 +18,7 @@ from pathlib import Path
 import pytest
 from click.testing import CliRunner
 
-from diagdisk.collect.cli import collect, parse_since
+from diagdisk.cli.collect import collect, parse_since
 from diagdisk.collect.items import mangle_command
 from diagdisk.topology.smart import parse_smartctl_json
 

@@ -3,7 +3,7 @@ import json
 import pytest
 from click.testing import CliRunner
 
-from diagdisk.decode.cli import decode
+from diagdisk.cli.decode import decode
 
 
 @pytest.fixture

@@ -50,7 +50,7 @@ if str(REPO) not in sys.path:
 
 from click.testing import CliRunner  # noqa: E402
 
-from diagdisk.cli import main  # noqa: E402
+from diagdisk.cli.main import main  # noqa: E402
 from diagdisk.errors import ExitCode  # noqa: E402
 
 DOCUMENTED_EXIT_CODES = {ExitCode.OK, ExitCode.FINDINGS, ExitCode.BAD_INPUT, ExitCode.PARTIAL}

@@ -17,7 +17,7 @@ from click.testing import CliRunner
 
 from diagdisk.diagnosis import analysis as analysis_module
 from diagdisk.inputs import opener as inputs
-from diagdisk.cli import main
+from diagdisk.cli.main import main
 from diagdisk.errors import ExitCode
 
 from hostile_builders import dir_member, file_member, permission_denied_for, write_archive
@@ -274,7 +274,7 @@ def test_ctrl_c_while_a_subcommand_loads_exits_130_not_click_abort(monkeypatch):
     real_import = importlib.import_module
 
     def interrupted(name, *args):
-        if name == "diagdisk.rules_cli":
+        if name == "diagdisk.cli.rules":
             raise KeyboardInterrupt
         return real_import(name, *args)
 
@@ -289,11 +289,11 @@ def test_ctrl_c_while_the_command_line_loads_exits_130_without_a_traceback(monke
 
     class InterruptedImport:
         def find_spec(self, name, path=None, target=None):
-            if name == "diagdisk.cli":
+            if name == "diagdisk.cli.main":
                 raise KeyboardInterrupt
             return None
 
-    monkeypatch.delitem(sys.modules, "diagdisk.cli")
+    monkeypatch.delitem(sys.modules, "diagdisk.cli.main")
     monkeypatch.setattr(sys, "meta_path", [InterruptedImport(), *sys.meta_path])
     with pytest.raises(SystemExit) as exit_info:
         entry_point()

@@ -10,8 +10,8 @@ import sys
 
 import click
 
-from . import __version__
-from .errors import DiagdiskError, ExitCode
+from .. import __version__
+from ..errors import DiagdiskError, ExitCode
 
 SEVERITIES = ("info", "low", "medium", "high", "critical")
 
@@ -20,9 +20,9 @@ class LazyGroup(click.Group):
     """Subcommands that live in other modules, imported only when used."""
 
     lazy = {
-        "decode": ("diagdisk.decode.cli", "decode"),
-        "collect": ("diagdisk.collect.cli", "collect"),
-        "rules": ("diagdisk.rules_cli", "rules"),
+        "decode": ("diagdisk.cli.decode", "decode"),
+        "collect": ("diagdisk.cli.collect", "collect"),
+        "rules": ("diagdisk.cli.rules", "rules"),
     }
 
     def list_commands(self, ctx):
@@ -70,7 +70,7 @@ class _Size(click.ParamType):
     def convert(self, value, param, ctx):
         if isinstance(value, int):
             return value
-        from .inputs.limits import parse_size
+        from ..inputs.limits import parse_size
         try:
             return parse_size(value)
         except DiagdiskError as exc:
@@ -93,7 +93,7 @@ def _limit_options(func):
 
 
 def _limits(max_file_size: int, max_total_size: int, max_events: int):
-    from .inputs.limits import Limits
+    from ..inputs.limits import Limits
     return Limits(max_file_bytes=max_file_size, max_total_bytes=max_total_size, max_events=max_events)
 
 
@@ -112,9 +112,9 @@ def analyze(ctx, paths, output_format, fail_on, rules_dirs, output, max_file_siz
     """Analyze a sosreport, a bundle, log files or a folder of logs (`-` reads stdin)."""
     def run():
         _check_output(output, paths)
-        from .diagnosis.analysis import analyze as run_analysis
-        from .report.build import build_report
-        from .diagnosis.engine import evaluate_rules, load_rules
+        from ..diagnosis.analysis import analyze as run_analysis
+        from ..report.build import build_report
+        from ..diagnosis.engine import evaluate_rules, load_rules
         analysis = run_analysis(list(paths), limits=_limits(max_file_size, max_total_size, max_events),
                                 strict=_debug(ctx), jobs=jobs)
         rules = load_rules(extra_dirs=list(rules_dirs))
@@ -142,8 +142,8 @@ def events(ctx, paths, output_format, output, max_file_size, max_total_size, max
     """Every event with its source file, line, time, identity and decoded fields."""
     def run():
         _check_output(output, paths)
-        from .diagnosis.analysis import analyze as run_analysis
-        from .diagnosis.eventtable import event_frame
+        from ..diagnosis.analysis import analyze as run_analysis
+        from ..diagnosis.eventtable import event_frame
         analysis = run_analysis(list(paths), limits=_limits(max_file_size, max_total_size, max_events),
                                 strict=_debug(ctx), keep_each=True, jobs=jobs)
         frame = event_frame(analysis.events)
@@ -162,10 +162,10 @@ def _emit(report: dict, output_format: str, output: str | None, inputs) -> None:
         import json
         text = json.dumps(report, indent=2, default=str) + "\n"
     elif output_format == "html":
-        from .report.html import render_html
+        from ..report.html import render_html
         text = render_html(report)
     else:
-        from .report.text import render_text
+        from ..report.text import render_text
         text = render_text(report)
     _write(text, output, inputs)
 
@@ -184,7 +184,7 @@ def _echo_warnings(warnings: list[str]) -> None:
 def _check_output(output: str | None, inputs) -> None:
     """Refuse a destination that is an input before spending time on the analysis."""
     if output not in (None, "-"):
-        from .inputs.safeio import check_not_input
+        from ..inputs.safeio import check_not_input
         check_not_input(output, [p for p in inputs if p != "-"])
 
 
@@ -192,7 +192,7 @@ def _write(text: str, output: str | None, inputs) -> None:
     if output in (None, "-"):
         sys.stdout.write(text)
         return
-    from .inputs.safeio import atomic_write
+    from ..inputs.safeio import atomic_write
     atomic_write(output, text, refuse=[p for p in inputs if p != "-"])
     click.echo(f"diagdisk: wrote {output}", err=True)
 

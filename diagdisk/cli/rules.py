@@ -16,15 +16,15 @@ def rules():
 @click.option("--rules", "rules_dirs", multiple=True, type=click.Path(file_okay=False, exists=True))
 def list_rules(rules_dirs):
     """Show every rule: id, severity, FRU and title."""
-    from .diagnosis.engine import load_rules
+    from ..diagnosis.engine import load_rules
     for rule in load_rules(extra_dirs=list(rules_dirs)):
         click.echo(f"{rule.id}  {rule.severity:<8}  {rule.fru:<10}  {rule.title}")
 
 
 def _load(files) -> list:
     """The named rule files, or every built-in rule; a malformed file exits 2 with one line."""
-    from .errors import DiagdiskError, ExitCode
-    from .diagnosis.engine import load_rules
+    from ..errors import DiagdiskError, ExitCode
+    from ..diagnosis.engine import load_rules
     try:
         return load_rules(only=[Path(f) for f in files] or None)
     except DiagdiskError as exc:
@@ -43,7 +43,7 @@ def check_rules(files):
 @click.argument("files", nargs=-1, type=click.Path(exists=True, dir_okay=False))
 def test_rules(files):
     """Run the rules' own match / no_match examples."""
-    from .diagnosis.examples import run_rule_examples
+    from ..diagnosis.examples import run_rule_examples
     loaded = _load(files)
     failures = 0
     for rule in loaded:

@@ -87,7 +87,7 @@ def collect(ctx: click.Context, output, since, timeout, deadline, root, bin_dir,
     click.echo(f"diagdisk: wrote {result.output} ({len(result.manifest['items'])} items, {problems} skipped or failed)", err=True)
     if analyze:
         # Imported here: the analyzer pulls in pandas and the rule engine, which collect does not need.
-        from diagdisk.cli import analyze as analyze_command
+        from diagdisk.cli.main import analyze as analyze_command
 
         ctx.invoke(analyze_command, paths=(str(result.output),))
 
