@@ -5,7 +5,7 @@ its chart as inline SVG, no script, and a Content-Security-Policy that forbids f
 Every string that came from a log is untrusted: jinja2 autoescaping is on for the whole template.
 
 Every list is capped (with the number left out shown), and the timeline is re-binned, so the page
-size has a bound whatever the size of the input; tests/html states that bound.
+size has a bound whatever the size of the input; tests/report/html states that bound.
 """
 
 from __future__ import annotations

@@ -1,7 +1,7 @@
 """`diagdisk collect`: deterministic runs on a recorded tree with fake binaries, and real runs on this host.
 
 Fake binaries are small sh scripts put in a --bin-dir; the smartctl one replays a real smartctl JSON
-sample (tests/smart/fixtures/SOURCES.md) and logs its argv, so tests can prove what was (not) run.
+sample (tests/topology/smart/fixtures/SOURCES.md) and logs its argv, so tests can prove what was (not) run.
 """
 
 import concurrent.futures.thread  # noqa: F401  (imported before dropping privileges, see run_unprivileged)
@@ -22,7 +22,7 @@ from diagdisk.cli.collect import collect, parse_since
 from diagdisk.collect.items import mangle_command
 from diagdisk.topology.smart import parse_smartctl_json
 
-SMART_FIXTURES = Path(__file__).resolve().parent.parent / "smart" / "fixtures"
+SMART_FIXTURES = Path(__file__).resolve().parents[1] / "topology" / "smart" / "fixtures"
 OLD = time.time() - 400 * 86400
 
 

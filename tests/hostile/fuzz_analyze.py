@@ -218,7 +218,7 @@ class Mutator:
 
     def _add_smartctl(self, rng, case):
         """A real smartctl output (most trees carry none), damaged half the time."""
-        fixtures = sorted((REPO / "tests/smart/fixtures").iterdir())
+        fixtures = sorted((REPO / "tests/topology/smart/fixtures").iterdir())
         fixture = rng.choice([f for f in fixtures if f.suffix == ".json" or "smartctl" in f.name])
         path = "smartctl/sdb.json" if fixture.suffix == ".json" else "sos_commands/ata/smartctl_-x_.dev.sdb"
         case.members.append(Member(path, "file", fixture.read_bytes()))

@@ -62,7 +62,7 @@ def _command_outputs() -> dict[str, list[str]]:
                 fmt = classify_in_tree(path.relative_to(root).as_posix())
                 if fmt not in (None, "log", "date", "hostname", "uname", "sos_manifest", "bundle_manifest"):
                     outputs.setdefault(fmt, []).append(path.read_text(errors="replace"))
-    for path in sorted((REPO / "tests/smart/fixtures").iterdir()):
+    for path in sorted((REPO / "tests/topology/smart/fixtures").iterdir()):
         if path.suffix == ".json":
             outputs.setdefault("smartctl_json", []).append(path.read_text())
         elif "smartctl" in path.name:

@@ -4,7 +4,7 @@ It is what a large JBOD host produces when one disk floods the log for a month: 
 a million sense errors on one of them, per-minute timeline buckets, thousands of source files,
 and one pathological megabyte-long line. Run as a script to write it as JSON:
 
-    python tests/html/huge_report.py /tmp/huge.json
+    python tests/report/html/huge_report.py /tmp/huge.json
 """
 
 from __future__ import annotations

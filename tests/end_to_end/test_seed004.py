@@ -7,7 +7,7 @@ import pytest
 
 from test_corpus import judge, run_case
 
-SAMPLES = Path(__file__).resolve().parent.parent / "samples"
+SAMPLES = Path(__file__).resolve().parents[2] / "samples"
 SEEDS = sorted(SAMPLES.glob("seed004-*"))
 
 

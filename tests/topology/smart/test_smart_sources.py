@@ -10,7 +10,7 @@ from diagdisk.diagnosis.analysis import analyze
 from diagdisk.topology.smart import best_report, options_from_source, parse_smartctl_json, parse_smartctl_text, run_scope
 from diagdisk.inputs.sources import classify_in_tree
 
-DEMO = Path(__file__).resolve().parents[2] / "samples" / "demo-sosreport"
+DEMO = Path(__file__).resolve().parents[3] / "samples" / "demo-sosreport"
 ATA = "sos_commands/ata"
 
 # `smartctl -l scterc /dev/sdc` of smartctl 7.1 (ataprint.cpp ataPrintSCTErrorRecoveryControl)

@@ -14,7 +14,7 @@ from diagdisk import larkbuild
 from diagdisk.diagnosis.analysis import analyze
 from diagdisk.inputs.sources import classify_in_tree
 
-ROOT = Path(__file__).resolve().parent.parent
+ROOT = Path(__file__).resolve().parents[2]
 
 
 # ---------------------------------------------------------------------------- mdstat traps

@@ -9,7 +9,7 @@ import pytest
 
 from test_corpus import judge, run_case
 
-SAMPLES = Path(__file__).resolve().parent.parent / "samples"
+SAMPLES = Path(__file__).resolve().parents[2] / "samples"
 CASES = sorted(p for p in SAMPLES.iterdir() if (p / "expected.json").exists())
 
 

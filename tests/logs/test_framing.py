@@ -8,7 +8,7 @@ from hypothesis import strategies as st
 
 from diagdisk.logs.framing import _frame_common, _frame_general, frame_line, normalize_text
 
-ROOT = Path(__file__).resolve().parents[1]
+ROOT = Path(__file__).resolve().parents[2]
 HEADERS = ["Mar  2 18:07:17 db1 kernel: ", "Dec 31 23:59:59.123456 h kernel: [  12.5] ",
            "2024-03-02T18:07:17.123456+01:00 db1 kernel: ", "2024-03-02 18:07:17,5Z h multipathd[12]: ",
            "2024-02-30T18:07:17+99:99 h kernel: ", "Mar  2 18:07:17 db1 last message repeated 3 times",

@@ -12,7 +12,7 @@ from diagdisk.logs.framing import frame_line
 from diagdisk.logs.grammar import MessageParser, grammar_specs
 from diagdisk.logs.prefilter import Prefilter
 
-ROOT = Path(__file__).resolve().parents[2]
+ROOT = Path(__file__).resolve().parents[3]
 CORPUS_DIRS = (ROOT / "tests" / "corpus", Path("/work/shared/corpus"))
 FAMILIES = ("ata", "nvme")
 CASES = (

@@ -10,9 +10,9 @@ from pathlib import Path
 import jsonschema
 import pytest
 
-from test_corpus import CASES as CORPUS_CASES, run_case
+from end_to_end.test_corpus import CASES as CORPUS_CASES, run_case
 
-ROOT = Path(__file__).resolve().parent.parent
+ROOT = Path(__file__).resolve().parents[2]
 SCHEMA = json.loads((ROOT / "docs" / "report.schema.json").read_text())
 SAMPLE_CASES = sorted(p for p in (ROOT / "samples").iterdir() if (p / "expected.json").exists())
 VALIDATOR = jsonschema.Draft202012Validator(SCHEMA)

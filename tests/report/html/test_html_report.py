@@ -296,5 +296,5 @@ def test_times_are_shown_in_utc_or_with_their_offset():
 def test_importing_the_html_report_does_not_import_matplotlib():
     code = "import sys, diagdisk.report.html; print('matplotlib' in sys.modules)"
     result = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True,
-                            cwd=Path(__file__).resolve().parents[2])
+                            cwd=Path(__file__).resolve().parents[3])
     assert result.stdout.strip() == "False"

@@ -13,7 +13,7 @@ from diagdisk.diagnosis.analysis import analyze
 from diagdisk.report.build import build_report
 from diagdisk.diagnosis.engine import evaluate_rules, load_rules
 
-CORPUS = Path(__file__).parent / "corpus"
+CORPUS = Path(__file__).resolve().parents[1] / "corpus"
 CASES = sorted(p for p in CORPUS.iterdir() if (p / "expected.json").exists())
 
 

@@ -3,7 +3,7 @@ their kind and fields, rejected lines fail, and whole tables read into the recor
 with the line numbers of the lines reported unparsed.
 
 Every grammar file with a start rule must carry examples and be exercised by a test: the kernel
-message families in test_grammar_examples.py, smartctl in tests/smart, the tables here.
+message families in test_grammar_examples.py, smartctl in tests/topology/smart, the tables here.
 """
 
 import dataclasses
@@ -19,7 +19,7 @@ from diagdisk.logs.grammar import kernel_families
 from diagdisk.resources import grammars_dir
 
 # grammars whose examples another test file runs, beside the kernel families and the tables
-OTHER_LINE_GRAMMARS = {"smartctl": "tests/smart/test_smart.py"}
+OTHER_LINE_GRAMMARS = {"smartctl": "tests/topology/smart/test_smart.py"}
 
 GRAMMAR_FILES = sorted(p.stem for p in grammars_dir().glob("*.lark")
                        if re.search(r"^\??start\s*:", p.read_text(encoding="utf-8"), re.M))

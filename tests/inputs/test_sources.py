@@ -12,7 +12,7 @@ from pathlib import Path
 from diagdisk.diagnosis.analysis import analyze, discover
 from diagdisk.inputs.sources import classify_in_tree, sniff_format
 
-SAMPLES = Path(__file__).resolve().parent.parent / "samples"
+SAMPLES = Path(__file__).resolve().parents[2] / "samples"
 DEMO = SAMPLES / "demo-sosreport"
 KERNEL = "sos_commands/kernel"
 BOOT = datetime(2024, 3, 11, 8, 1, 58)   # the demo host's boot, 13 s before its first dmesg -T line
