@@ -1,2 +1,3 @@
-"""The command line: `diagdisk analyze`, `events`, `decode`, `rules` and `collect`. It calls the
-stages in order and owns what the user sees of a run: options, exit codes, one-line errors."""
+"""Command line: the user's words enter (`diagdisk analyze`, `events`, `decode`, `rules`,
+`collect`); a report on stdout, one-line errors on stderr and a documented exit code leave. It calls
+the stages in order and owns what the user sees of a run."""

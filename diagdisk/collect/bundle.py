@@ -117,7 +117,7 @@ def collect_bundle(ctx: Context, output: Path, folder: str, hostname: str) -> Co
             while pending:
                 done, _ = wait(pending, return_when=FIRST_COMPLETED)
                 for future in done:
-                    item = pending.pop(future)
+                    pending.pop(future)
                     outcome = future.result()
                     for record in outcome.records:
                         ctx.progress(_progress_line(record))

@@ -30,7 +30,7 @@ from pathlib import Path
 from typing import Any, BinaryIO
 
 from diagdisk.collect.runner import CommandResult, run_command
-from diagdisk.topology.smart import decode_smartctl_exit_status
+from diagdisk.decode.smartctl import decode_smartctl_exit_status
 
 
 def mangle_command(command: str, name_max: int = 255) -> str:

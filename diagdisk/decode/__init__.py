@@ -1,5 +1,6 @@
-"""Decoders for the raw bytes storage errors leave in logs: SCSI sense data, ASC/ASCQ, CDBs,
-SCSI result words, libata taskfiles and NVMe status codes.
+"""Decode: the raw numbers storage errors leave in logs enter (SCSI sense data, ASC/ASCQ, CDBs,
+SCSI result words, libata taskfiles, NVMe status codes, device numbers, smartctl exit bits); their
+meaning leaves, as names and fields. A library the other stages call, not a stage of its own.
 
 One library serves the log parsers, the rules and `diagdisk decode`. Every decoder raises
 `DecodeError` (a DiagdiskError, so exit code 2 and a one-line message) for input it cannot

@@ -6,7 +6,6 @@ Each step is a module of its own; this one only wires them in the one direction 
 from __future__ import annotations
 
 import contextlib
-import functools
 import gc
 import json
 import multiprocessing

@@ -1,1 +1,2 @@
-"""Reports: the JSON contract (diagdisk.report/1), the terminal summary and the HTML page."""
+"""Reports: the findings, verdict and evidence of one host enter; what the user reads leaves: the
+JSON contract (diagdisk.report/1), the terminal summary and the self-contained HTML page."""

@@ -76,28 +76,9 @@ NVME_READ_ONLY = 0x08
 NVME_VOLATILE_BACKUP_FAILED = 0x10
 NVME_FAILING_BITS = NVME_SPARE_BELOW_THRESHOLD | NVME_RELIABILITY_DEGRADED | NVME_READ_ONLY
 
-# smartctl(8) "RETURN VALUES": one meaning per bit.
-SMARTCTL_EXIT_BITS = (
-    "command_line_error",
-    "device_open_failed",
-    "smart_command_failed",
-    "disk_failing",
-    "prefail_below_threshold",
-    "usage_below_threshold_in_past",
-    "error_log_has_errors",
-    "self_test_log_has_errors",
-)
-
 _LBA_IN_ERROR = re.compile(r"\bat LBA = 0x[0-9a-fA-F]+ = (\d+)")
 _LEADING_INT = re.compile(r"\d+")
 _SOURCE_DEVICE = re.compile(r"\.dev\.(.+?)(?:_-j|_--json.*|_-d_.*)?$")
-
-
-def decode_smartctl_exit_status(status: int | None) -> list[str]:
-    """Names of the bits set in a smartctl exit status; [] for 0 or None."""
-    if not status:
-        return []
-    return [name for bit, name in enumerate(SMARTCTL_EXIT_BITS) if status & (1 << bit)]
 
 
 @dataclass

@@ -12,10 +12,10 @@ from hypothesis import strategies as st
 from lark import Lark
 
 import diagdisk.topology.smart
+from diagdisk.decode.smartctl import decode_smartctl_exit_status
 from diagdisk.errors import InputError
 from diagdisk.resources import grammars_dir
 from diagdisk.topology.smart import (
-    decode_smartctl_exit_status,
     device_from_source,
     parse_line,
     parse_smartctl_json,
