@@ -19,6 +19,7 @@ from typing import Any
 
 import jinja2
 
+from diagdisk.decode.devnames import disk_of
 from diagdisk.errors import InputError
 
 SCHEMA = "diagdisk.report/1"
@@ -340,18 +341,11 @@ def _arrays_by_member(md_arrays: list[dict]) -> dict[str, list[str]]:
     by_disk: dict[str, list[str]] = {}
     for array in md_arrays:
         for member in _list(array.get("members")):
-            disk = whole_disk(str(member))
+            disk = disk_of(str(member))
             by_disk.setdefault(disk, [])
             if array.get("name") and array["name"] not in by_disk[disk]:
                 by_disk[disk].append(str(array["name"]))
     return by_disk
-
-
-def whole_disk(partition: str) -> str:
-    if partition[:4] in ("nvme", "mmcb") and "p" in partition[4:]:
-        head, _, tail = partition.rpartition("p")
-        return head if tail.isdigit() else partition
-    return partition.rstrip("0123456789") or partition
 
 
 def _source_totals(sources: list[dict]) -> dict:
