@@ -97,6 +97,22 @@ EVENT_FIELDS: dict[str, tuple[type, str]] = {
     # counts
     "repeat": (int, "how many identical messages this event stands for"),
     "text": (str, "free text the message carries (an error name, a filesystem function)"),
+    # adapters, transports and enclosures
+    "sas_address": (str, "SAS address of a device or expander (0x5000c50012345678)"),
+    "phy": (int, "PHY number on an adapter or expander"),
+    "enclosure_id": (str, "enclosure logical id as the adapter prints it"),
+    "slot": (int, "enclosure slot or bay number"),
+    "port": (str, "adapter port, loop or link as its driver names it"),
+    "loginfo": (int, "LSI/Broadcom MPT log_info / LogInfo word"),
+    "fault_code": (int, "adapter firmware fault code"),
+    "wwpn": (str, "Fibre Channel world wide port name"),
+    "rport": (str, "FC remote port (rport-2:0-3)"),
+    "iscsi_session": (int, "iSCSI session number"),
+    "iscsi_conn": (str, "iSCSI connection (session:connection)"),
+    "aer_severity": (str, "AER severity: Corrected, Uncorrected (Non-Fatal), Uncorrected (Fatal)"),
+    "aer_type": (str, "AER error type: Physical Layer, Data Link Layer, Transaction Layer"),
+    "aer_agent": (str, "PCI address of the function that reported the AER error"),
+    "aer_status": (str, "AER error status bits by name"),
 }
 
 EVENT_KINDS: dict[str, str] = {
@@ -133,6 +149,13 @@ EVENT_KINDS: dict[str, str] = {
     "controller_error": "a host controller reported a fatal error or lockup",
     "attach": "topology: a device was attached or identified (vendor, model, revision)",
     "info": "a recognised storage line that reports no error",
+    "aer": "a PCIe Advanced Error Reporting or Downstream Port Containment report (detail: corrected, nonfatal, fatal, dpc, recovered, cant_recover)",
+    "pci_link": "a PCIe slot's link went down, its card is not present, or the device was removed",
+    "power": "under-voltage, over-current or a power supply failure",
+    "enclosure": "an enclosure, expander, backplane or slot event (SES element, enclosure/slot identification)",
+    "dm_error": "a device-mapper target other than multipath paths reported an error (raid, thin, crypt, snapshot, integrity)",
+    "hung_task": "a task blocked on I/O for longer than the hung-task timeout",
+    "unclassified": "a line that starts with a storage device's prefix, whose text no grammar knows: kept, counted and shown",
 }
 
 IDENTITY_FIELDS = ("hctl", "device", "partition", "majmin", "ata_port", "ata_link", "nvme_ctrl",

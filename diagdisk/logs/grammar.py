@@ -164,6 +164,12 @@ CONVERTERS: dict[str, Callable[[str], dict]] = {
     "RESET_LEVEL": lambda t: {"detail": t},
     "OUTCOME": lambda t: {"text": t},
     # -- family converters below (one line each; keep names equal to the terminal) --
+    # -- section: scsi, block, buffer heads --
+    # -- section: ata, ide, usb --
+    # -- section: nvme, pci/aer, md, dm, fs --
+    # -- section: sas/raid adapters, parallel scsi --
+    # -- section: fc, iscsi, virtual --
+    # -- end of sections --
     # md "active with 1 out of 2 mirrors": the terminal only matches a short set, so a cached shape is never reused for a full one.
     "MD_ACTIVE_OF": lambda t: {"md_devices_left": int(t.split()[0])},
     # device-mapper names its devices dm-<minor>, so "253:3" is dm-3 whatever the (dynamic) major.
