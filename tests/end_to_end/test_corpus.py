@@ -26,13 +26,16 @@ def run_case(case: Path) -> dict:
 
 
 def _same_part(suspect: dict, expected: dict) -> bool:
+    """Same FRU class, and the part named by any name the text gives it (a shared part's suspect
+    lists its names and those of the units behind it in `aliases`: host2, 0000:03:00.0, ata3)."""
     if suspect["fru"] != expected["fru"]:
         return False
     if expected.get("any_identity"):
         return True
-    if expected.get("hctl") and suspect.get("hctl") == expected["hctl"]:
+    names = {suspect.get("hctl"), suspect.get("device"), *suspect.get("aliases", [])} - {None}
+    if expected.get("hctl") and expected["hctl"] in names:
         return True
-    if expected.get("device") and suspect.get("device") == expected["device"]:
+    if expected.get("device") and expected["device"] in names:
         return True
     return not expected.get("hctl") and not expected.get("device")
 
