@@ -284,8 +284,8 @@ def _finding(rule, device: str, rows: pd.DataFrame, runs: list[tuple[int, int]],
                          "text": _sample_text(row, rule.figures)})
     apparent = bool(rows["svctm_apparent"].iloc[0])
     return {
-        "rule": rule.id, "title": rule.title, "verdict": rule.verdict, "severity": rule.severity, "fru": rule.fru,
-        "confidence": rule.confidence, "device": device,
+        "rule": rule.id, "title": rule.title, "verdict": rule.verdict, "scope": rule.scope, "severity": rule.severity,
+        "fru": rule.fru, "confidence": rule.confidence, "device": device,
         "class": perf_device.label if perf_device else CLASSES["unknown"][0],
         "suspect": {"hctl": perf_device.hctl if perf_device else None, "device": device,
                     "model": " ".join(x for x in (perf_device.vendor, perf_device.model) if x) or None
@@ -331,8 +331,9 @@ def _device_findings(rule, devices: pd.DataFrame, frame: pd.DataFrame, data: Per
                 evidence.append({"source": sample["_source"], "line": int(sample["_line"]), "time": _iso(sample["t"]),
                                  "text": _sample_text(sample, ["util", "iops", "areq_kb", "mb_s", "await"])})
         findings.append({
-            "rule": rule.id, "title": rule.title, "verdict": rule.verdict, "severity": rule.severity, "fru": rule.fru,
-            "confidence": rule.confidence, "device": device, "class": perf_device.label,
+            "rule": rule.id, "title": rule.title, "verdict": rule.verdict, "scope": rule.scope,
+            "severity": rule.severity, "fru": rule.fru, "confidence": rule.confidence, "device": device,
+            "class": perf_device.label,
             "suspect": {"hctl": perf_device.hctl, "device": device,
                         "model": " ".join(x for x in (perf_device.vendor, perf_device.model) if x) or None,
                         "serial": None},

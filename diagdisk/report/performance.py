@@ -92,3 +92,92 @@ def _series_dict(series: Series) -> dict:
 
 def _iso(t: float) -> str:
     return datetime.fromtimestamp(t, timezone.utc).replace(tzinfo=None).isoformat()
+
+
+_UNITS = {"util": "%", "await": " ms", "svctm": " ms", "r_await": " ms", "w_await": " ms", "areq_kb": " kB",
+          "mb_s": " MB/s", "peers_await_median": " ms", "peers_svctm_median": " ms", "members_await_max": " ms",
+          "members_util_max": "%", "peers_util_max": "%", "read_ahead_kb": " kB", "max_sectors_kb": " kB",
+          "max_hw_sectors_kb": " kB", "write_areq_kb_median": " kB", "areq_kb_median": " kB", "areq_kb_p95": " kB",
+          "util_p95": "%", "await_p95": " ms", "read_mb_s_p95": " MB/s"}
+_LABELS = {"aqu": "queue", "areq_kb": "request", "mb_s": "", "iops": "IOPS", "svctm": "svctm",
+           "peers_await_median": "peers' await", "peers_svctm_median": "peers' svctm", "peers_util_max": "peers' util max",
+           "members_await_max": "members' await max", "members_util_max": "members' util max"}
+
+
+def _figure_text(name: str, figure: dict, apparent: bool) -> str:
+    unit = _UNITS.get(name, "")
+    label = _LABELS.get(name, name)
+    if name == "svctm" and apparent:
+        label = "service time (apparent)"
+    if "value" in figure:
+        value = figure["value"]
+        return f"{label} {_short(value)}{unit}".strip()
+    low, high = figure.get("min"), figure.get("max")
+    if low is None:
+        return ""
+    if name == "mb_s":
+        label = ""
+    if high is None or _short(low) == _short(high):
+        return f"{label} {_short(low)}{unit}".strip()
+    return f"{label} {_short(low)}-{_short(high)}{unit}".strip()
+
+
+def _short(value) -> str:
+    if isinstance(value, str):
+        return value
+    if isinstance(value, float) and abs(value) < 1 and value:
+        return f"{value:.2f}"
+    if isinstance(value, (int, float)) and abs(value) >= 100:
+        return f"{value:.0f}"
+    return f"{value:.1f}".rstrip("0").rstrip(".") if isinstance(value, float) else str(value)
+
+
+def finding_line(finding: dict) -> str:
+    """One line: verdict first, then the device, its figures, the window and where it was read."""
+    figures = ", ".join(filter(None, (_figure_text(name, figure, finding.get("svctm_apparent"))
+                                      for name, figure in finding["figures"].items())))
+    window = finding["window"]
+    if window.get("single_sample"):
+        span = "single sample"
+    elif finding.get("scope") == "perf_devices":
+        span = f"over {window['samples']} samples"
+    else:
+        span = f"{window['samples']} consecutive samples"
+        if window.get("first"):
+            span += f" from {window['first'].replace('T', ' ')}"
+        if window.get("windows", 1) > 1:
+            span += f" ({window['windows']} windows, {window['matching_samples']} samples in all)"
+    where = ""
+    if finding["evidence"]:
+        first = finding["evidence"][0]
+        where = f" [{first['source']}:{first['line']}]"
+    related = f"; also {', '.join(finding['related_findings'])} on this device" if finding.get("related_findings") else ""
+    return (f"{finding['verdict'].upper()}: {finding['device']} ({finding['class']}): {finding['title']}; "
+            f"{figures}; {span}{related} ({finding['rule']}){where}")
+
+
+def performance_text(section: dict | None) -> list[str]:
+    if not section:
+        return []
+    read = [s for s in section["sources"] if s["status"].startswith("read")]
+    kinds = sorted({s["kind"] for s in read})
+    samples = sum(len(next(iter([v for k, v in series.items() if k in ("time", "sample") and v] or [[]])))
+                  for series in section["series"].values())
+    out = [f"Performance ({', '.join(kinds) or 'no samples'}; {len(section['series'])} devices, {samples} samples)"]
+    for finding in section["findings"]:
+        out.append("  " + finding_line(finding))
+    if not section["findings"]:
+        out.append("  no device is saturated, slow or misconfigured in the samples read")
+    for source in section["sources"]:
+        if not source["status"].startswith("read") or source.get("truncated"):
+            note = f"  {source['path']}: {source['status']}"
+            if source.get("duplicate_of"):
+                note += f" of {source['duplicate_of']}"
+            if source.get("truncated"):
+                note += ", truncated"
+            out.append(note)
+    if section.get("pressure"):
+        some = (section["pressure"].get("some") or {})
+        out.append(f"  I/O pressure (PSI): some avg10 {some.get('avg10', '?')}%, avg60 {some.get('avg60', '?')}%, "
+                   f"avg300 {some.get('avg300', '?')}%")
+    return out
