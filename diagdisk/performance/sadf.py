@@ -175,7 +175,7 @@ def read_sadf_csv(lines, name: str) -> tuple[TextSource, list[RawSample]]:
             columns = [c.strip() for c in line.lstrip("# ").split(";")]
             groups = _csv_groups(columns)
             if groups:
-                era = era_of([c for _, cols in groups[:1] for _, c in cols] + ["DEV"])
+                era = era_of([c for _, cols, _ in groups[:1] for _, c in cols] + ["DEV"])
                 if era not in source.eras:
                     source.eras.append(era)
             continue
@@ -195,25 +195,33 @@ def read_sadf_csv(lines, name: str) -> tuple[TextSource, list[RawSample]]:
         if t is None:
             continue
         source.interval = source.interval or interval
-        for device_index, columns in groups:
-            if device_index >= len(fields):
-                continue
-            values = {}
-            for index, column in columns:
-                if index < len(fields):
-                    values[column] = fields[index]
-            samples.append(RawSample(fields[device_index], t, interval, _values(values), number, segment))
+        for device_index, columns, repeats in groups:
+            width = (columns[-1][0] - device_index + 1) if repeats else len(fields)
+            offset = 0
+            while device_index + offset < len(fields):
+                values = {}
+                for index, column in columns:
+                    if index + offset < len(fields):
+                        values[column] = fields[index + offset]
+                samples.append(RawSample(fields[device_index + offset], t, interval, _values(values), number, segment))
+                if not repeats:
+                    break
+                offset += width   # sadf -d -h: `DEV;tps;...;%util[...]`, one group of columns a device
     return source, samples
 
 
-def _csv_groups(columns: list[str]) -> list[tuple[int, list[tuple[int, str]]]]:
+def _csv_groups(columns: list[str]) -> list[tuple[int, list[tuple[int, str]], bool]]:
+    """(device column, [(column, name)], repeats) of each group of disk columns in a header."""
     groups = []
     for index, column in enumerate(columns):
+        repeats = column.endswith("[...]")
+        column = column.removesuffix("[...]")
         if column in DEVICE_COLUMNS:
-            groups.append((index, []))
-        elif groups and column in COLUMNS:
+            groups.append([index, [], repeats])
+        elif groups and column in COLUMNS and not groups[-1][2]:
             groups[-1][1].append((index, column))
-    return [g for g in groups if g[1]]
+            groups[-1][2] = repeats
+    return [tuple(g) for g in groups if g[1]]
 
 
 def _csv_time(text: str) -> float | None:

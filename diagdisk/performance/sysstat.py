@@ -215,18 +215,19 @@ class _TextReader:
         self.segment = 0
         self.previous_clock: int | None = None
         self.no_since_boot = no_since_boot
-        # iostat
-        self.report = -1
+        # iostat: the rows of the current report, by device
+        self.report = 0
         self.report_time: float | None = None
-        self.report_devices: set[str] = set()
         self.report_line = 0
+        self.current: dict[str, RawSample] = {}
+        self.run_columns: frozenset | None = None
+        self.layout_is_part = False
         self.pending_name: str | None = None
         self.skip_next_numbers = False
         self.iostat_interval: float | None = None
         # iostat's first report after its banner averages since boot, unless the run used -y
         self.next_run_has_y = False
         self.hold_next_report = False
-        self.holding = False
         self.held: list[RawSample] = []
 
     # ---- the whole text
@@ -234,13 +235,9 @@ class _TextReader:
         for number, raw in enumerate(lines, 1):
             line = raw.rstrip("\r\n")
             if not line.strip():
-                if self.source.kind == "iostat" and self.layout is not None and self.report_devices:
-                    self.layout = None   # the end of a report's device rows
                 continue
             yield from self._line(line, number)
-        yield from self._finish()
-
-    def _finish(self) -> Iterator[RawSample]:
+        yield from self._flush_report()
         if self.held:
             # the run printed nothing after its since-boot report: keep it, and say what it is
             self.source.warnings.append(f"{self.name}:{self.held[0].line}: the only report of this iostat run "
@@ -252,15 +249,17 @@ class _TextReader:
         tokens = line.split()
         banner = _BANNER.match(line)
         if banner:
+            yield from self._flush_report()
+            self._drop_held()
             self._banner(banner, number)
             return
         if self.skip_next_numbers:
             self.skip_next_numbers = False
-            if all(_number(t) is not None for t in tokens):
+            if all(_value(t, "") is not None for t in tokens):
                 return
         if tokens[0] == "avg-cpu:":
             self.skip_next_numbers = True
-            self._start_iostat_report(number)
+            yield from self._new_report(number, None)
             return
         if _IOSTAT_COMMAND.search(line) and not _is_disk_header(tokens):
             self._iostat_command(line)
@@ -272,7 +271,7 @@ class _TextReader:
         stamp = self._timestamp(line)
         if stamp is not None:
             self.source.kind = "iostat"
-            self._start_iostat_report(number, stamp)
+            yield from self._new_report(number, stamp)
             return
         clock = parse_clock(tokens)
         if clock is not None:
@@ -281,9 +280,13 @@ class _TextReader:
         if _is_disk_header(tokens) and (tokens[0].startswith("Device") or tokens[-1] == "Device"):
             if self.source.kind == "unknown":
                 self.source.kind = "iostat"
-            if self.report_devices or self.report < 0:
-                self._start_iostat_report(number)
+            columns = frozenset(tokens)
+            if self.run_columns is None:
+                self.run_columns = columns
+            elif columns == self.run_columns and self.current:
+                yield from self._new_report(number, None)   # -d without -t: a header starts each report
             self._set_layout(tokens, number)
+            self.layout_is_part = columns != self.run_columns   # --pretty prints a report in groups
             return
         if self.source.kind != "iostat" and (tokens[0].endswith(":") or (len(tokens) > 1 and tokens[1] == ":")):
             # "Average:", "Durchschn.:", "Moyenne :", "Среднее:": the file's own averages, not samples
@@ -298,6 +301,7 @@ class _TextReader:
     def _banner(self, banner: re.Match, number: int) -> None:
         self.hold_next_report = not (self.no_since_boot or self.next_run_has_y)
         self.next_run_has_y = False
+        self.run_columns = None
         self.source.kernel = self.source.kernel or banner.group(1)
         self.source.host = self.source.host or banner.group(2)
         for token in banner.group(3).split():
@@ -390,27 +394,32 @@ class _TextReader:
             self.source.eras.append(self.layout.era)
 
     # ---- iostat
-    def _start_iostat_report(self, number: int, stamp: float | None = None) -> None:
-        if stamp is None and self.report >= 0 and not self.report_devices:
-            return   # the avg-cpu block and the Device header of one report
+    def _new_report(self, number: int, stamp: float | None) -> Iterator[RawSample]:
+        yield from self._flush_report()
         self.report += 1
-        if self.holding and self.held:
-            # the since-boot report is over: drop it, it is not an interval
-            if self.source.skipped_since_boot is None:
-                self.source.skipped_since_boot = self.held[0].line
-            self.held = []
-            self.holding = False
-        if self.hold_next_report:
-            self.hold_next_report = False
-            self.holding = True
-        self.report_devices = set()
         self.report_time = stamp
         self.report_line = number
 
+    def _flush_report(self) -> Iterator[RawSample]:
+        samples = list(self.current.values())
+        self.current = {}
+        if not samples:
+            return
+        if self.hold_next_report:
+            # the first report of a run averages since boot: held until another report follows it
+            self.hold_next_report = False
+            self.held = samples
+            return
+        self._drop_held()
+        yield from samples
+
+    def _drop_held(self) -> None:
+        if self.held and self.source.skipped_since_boot is None:
+            self.source.skipped_since_boot = self.held[0].line
+        self.held = []
+
     def _iostat_row(self, tokens: list[str], number: int) -> Iterator[RawSample]:
         layout = self.layout
-        if layout is None:
-            return
         if len(tokens) == 1 and _number(tokens[0]) is None and len(layout.columns) > 1:
             self.pending_name = tokens[0]   # a long name alone on its line; values on the next
             return
@@ -421,15 +430,14 @@ class _TextReader:
         if parsed is None:
             return
         device, values = parsed
-        if device in self.report_devices:
-            self._start_iostat_report(number)   # rows of one device repeated: an excerpt of several reports
-        self.report_devices.add(device)
         if "," in "".join(tokens):
             self.source.decimal_comma = True
-        t = self.report_time
-        sample = RawSample(device, t, self.iostat_interval, values, number, self.segment)
-        sample.values["_report"] = float(self.report)
-        if self.holding:
-            self.held.append(sample)
+        existing = self.current.get(device)
+        if existing is not None and self.layout_is_part:
+            existing.values.update(values)   # the next group of columns of the same report
             return
-        yield sample
+        if existing is not None:
+            # one device twice under one header: an excerpt of several reports (grep, or -d without blanks)
+            yield from self._new_report(number, None)
+        values["_report"] = float(self.report)
+        self.current[device] = RawSample(device, self.report_time, self.iostat_interval, values, number, self.segment)
