@@ -395,6 +395,8 @@ class _TextReader:
 
     # ---- iostat
     def _new_report(self, number: int, stamp: float | None) -> Iterator[RawSample]:
+        if stamp is None and not self.current:
+            return   # the avg-cpu block after a report's timestamp: still the same report
         yield from self._flush_report()
         self.report += 1
         self.report_time = stamp
