@@ -29,7 +29,7 @@ _DERIVED = ["device", "class", "parallel", "baseline_ms", "await_x_baseline", "a
             "peers_svctm_median", "peers_iops_median", "peers_util_max", "peer_await_ratio", "peer_svctm_ratio",
             "peer_iops_ratio", "members", "members_await_max", "members_util_max", "await_x_members",
             "max_sectors_kb", "max_hw_sectors_kb", "read_ahead_kb", "scheduler", "md_level", "stripe_kb",
-            "areq_x_max_sectors", "samples"]
+            "areq_x_max_sectors", "samples", "util_inflated"]
 _DEVICE_FIELDS = ["device", "class", "parallel", "baseline_ms", "rotational", "scheduler", "read_ahead_kb",
                   "max_sectors_kb", "max_hw_sectors_kb", "nr_requests", "optimal_io_size", "md_level", "stripe_kb",
                   "members", "samples", "util_p95", "await_p95", "aqu_p95", "iops_p95", "mb_s_p95", "areq_kb_p95",
@@ -80,6 +80,9 @@ def interval_frame(data: PerformanceData) -> pd.DataFrame:
         frame["await_rise"] = np.where(previous > 0, frame["await"] / previous, np.nan)
         frame["r_share"] = np.where(frame["iops"] > 0, frame["r_s"] / frame["iops"], np.nan)
         frame["areq_x_max_sectors"] = frame["areq_kb"] / pd.to_numeric(frame["max_sectors_kb"], errors="coerce")
+        # While a device is busy at least one request is in flight, so the average queue can never
+        # be below the busy fraction: when it is (by half), %util is inflated (blk-mq accounting)
+        frame["util_inflated"] = (frame["util"] >= 50) & (frame["aqu"] < 0.5 * frame["util"] / 100)
     _peers(frame, data)
     _stacked(frame, data)
     return frame

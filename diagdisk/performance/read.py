@@ -382,6 +382,8 @@ def _groups(data: PerformanceData, names: Names, topology) -> None:
         dm = names.aliases.get(mapper, mapper)
         if f"dm:{dm}" not in groups:
             add(f"lv:{mapper}", "LV legs", dm if dm in data.devices else None, [_member(p, data) for p in pvs])
+    for members in _same_writes(data):
+        add(f"writes:{'+'.join(members)}", "same writes", None, members)
     by_model: dict[tuple, list[str]] = {}
     for device in data.devices.values():
         if device.model and device.cls in ("hdd", "ssd", "nvme", "unknown") and not device.groups:
@@ -392,4 +394,47 @@ def _groups(data: PerformanceData, names: Names, topology) -> None:
     data.groups = groups
 
 
-SAMPLE_FIELDS = INDEX
+_W, _WKB = INDEX["w_s"], INDEX["wkb_s"]
+SAME_WRITES_TOLERANCE = 0.05
+SAME_WRITES_MIN_WS = 5.0
+
+
+def _same_writes(data: PerformanceData) -> list[list[str]]:
+    """Whole disks outside any known group whose writes match within 5% (requests and kB) in at
+    least 80% of the samples where they write: mirror members (md RAID 1, ZFS mirrors, a hardware
+    mirror's halves) receive every write twice, so their write load is the same by construction.
+    Stacked devices (md, dm) and partitions are left out: they repeat their members' writes."""
+    candidates = {}
+    for name, device in data.devices.items():
+        series = data.series.get(name)
+        if (series is None or device.groups or device.cls in ("md", "dm", "other") or devnames.is_partition(name)):
+            continue
+        writes = {s[0]: (s[_W], s[_WKB]) for s in series.samples if s[_W] == s[_W] and s[_W] >= SAME_WRITES_MIN_WS}
+        if writes:
+            candidates[name] = writes
+    names = sorted(candidates)
+    linked: dict[str, set[str]] = {name: set() for name in names}
+    for i, first in enumerate(names):
+        for second in names[i + 1:]:
+            common = candidates[first].keys() & candidates[second].keys()
+            if not common:
+                continue
+            same = sum(1 for t in common if all(abs(a - b) <= SAME_WRITES_TOLERANCE * max(a, b)
+                                                for a, b in zip(candidates[first][t], candidates[second][t])))
+            if same >= 0.8 * len(common):
+                linked[first].add(second)
+                linked[second].add(first)
+    groups, seen = [], set()
+    for name in names:
+        if name in seen or not linked[name]:
+            continue
+        component, stack = [], [name]
+        while stack:
+            current = stack.pop()
+            if current in seen:
+                continue
+            seen.add(current)
+            component.append(current)
+            stack.extend(linked[current] - seen)
+        groups.append(sorted(component))
+    return groups
