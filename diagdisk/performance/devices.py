@@ -75,6 +75,8 @@ def classify(device: PerfDevice, multipath_paths: set[str]) -> None:
         device.cls, device.class_reason = "md", "md name"
     elif name.startswith("dm-"):
         device.cls, device.class_reason = "dm", "device-mapper name"
+    elif re.fullmatch(r"drbd\d+|bcache\d+", name):
+        device.cls, device.class_reason = "dm", "DRBD/bcache name: stacked over other devices like device-mapper"
     elif re.fullmatch(r"(?:vd|xvd)[a-z]+", name):
         device.cls, device.class_reason = "virtual", "virtio/Xen name"
     elif re.fullmatch(r"(?:loop|ram|zram|sr|nbd|rbd)\d+", name):

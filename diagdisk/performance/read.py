@@ -55,9 +55,12 @@ class PerfSource:
     devices: list[str] = field(default_factory=list)
     warnings: list[str] = field(default_factory=list)
     duplicate_of: str | None = None
+    day: str | None = None            # the date the text's banner names
+    host: str | None = None
 
     def to_dict(self) -> dict:
         return {"path": self.name, "kind": self.kind, "status": self.status, "sysstat_era": self.era,
+                "day": self.day, "host": self.host,
                 "locale": self.locale, "interval": self.interval, "truncated": self.truncated,
                 "restarts": self.restarts, "since_boot_report_skipped_at": self.since_boot_report_skipped_at,
                 "samples": self.samples, "devices": self.devices, "duplicate_of": self.duplicate_of,
@@ -204,6 +207,7 @@ def _read_samples(source, names: Names, limits: Limits, run_sadf: bool) -> tuple
         return info, []
     if text_source is not None:
         info.era = text_source.eras
+        info.day, info.host = text_source.day, text_source.host
         info.locale = {k: v for k, v in (("date_order", text_source.date_order), ("clock", text_source.clock),
                                          ("decimal_comma", text_source.decimal_comma or None),
                                          ("average_label", text_source.average_label)) if v is not None}
