@@ -170,12 +170,13 @@ def analyze(paths: list[str], limits: Limits | None = None, strict: bool = False
         all_sources.sort(key=lambda s: (s.format, s.rotation_key, s.name, s.origin))
         _read_metadata(analysis, all_sources)
         _read_sources(analysis, all_sources, jobs, keep_each, chunk_size, segment_bytes)
-    if not keep_each:
-        _count_copies_once(analysis)
-    formats = {s.format for s in all_sources}
-    analysis.missing_sources = [desc for fmt, desc in EXPECTED_SOURCES.items() if fmt not in formats]
-    _build_topology(analysis)
-    _read_performance(analysis, all_sources)
+        if not keep_each:
+            _count_copies_once(analysis)
+        formats = {s.format for s in all_sources}
+        analysis.missing_sources = [desc for fmt, desc in EXPECTED_SOURCES.items() if fmt not in formats]
+        _build_topology(analysis)
+        # read while an archive's files still exist: the stage classifies devices with the topology
+        _read_performance(analysis, all_sources)
     return analysis
 
 
