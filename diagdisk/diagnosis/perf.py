@@ -175,6 +175,10 @@ def device_frame(data: PerformanceData, frame: pd.DataFrame) -> pd.DataFrame:
                 "busy_share": float((util >= 50).mean()) if util.notna().any() else None,
                 "r_share": _share(mine["r_s"], mine["iops"]), "w_share": _share(mine["w_s"], mine["iops"]),
             })
+            if row["r_share"] is None:
+                # sar -d counts transfers, not reads and writes: the kB read and written tell the mix
+                kb = mine["rkb_s"] + mine["wkb_s"]
+                row["r_share"], row["w_share"] = _share(mine["rkb_s"], kb), _share(mine["wkb_s"], kb)
             write_sizes = mine["wkb_s"] / mine["w_s"].where(mine["w_s"] > 0)
             row["write_areq_kb_median"] = _p(write_sizes, 50)
             read_ahead = settings.get("read_ahead_kb")
@@ -190,6 +194,8 @@ def device_frame(data: PerformanceData, frame: pd.DataFrame) -> pd.DataFrame:
 
 
 def _share(part: pd.Series, whole: pd.Series) -> float | None:
+    if pd.to_numeric(part, errors="coerce").isna().all():
+        return None
     total = pd.to_numeric(whole, errors="coerce").sum()
     if not total or math.isnan(total):
         return None
