@@ -5,6 +5,7 @@ finding on a healthy case is a false alarm, and fails) and read the facts the te
 import json
 from pathlib import Path
 
+import jsonschema
 import pytest
 
 from diagdisk.diagnosis.analysis import analyze
@@ -15,6 +16,7 @@ from diagdisk.report.build import build_report
 CASES_DIR = Path(__file__).parent / "cases"
 CASES = sorted(p for p in CASES_DIR.iterdir() if (p / "expected.json").exists())
 RULES = load_rules()
+SCHEMA = json.loads((Path(__file__).resolve().parents[2] / "docs" / "report.schema.json").read_text())
 
 
 def run(case: Path) -> dict:
@@ -38,6 +40,7 @@ def test_real_case(case):
     report = run(case)
     section = report.get("performance")
     assert section is not None, "the input holds performance data: the report must have its section"
+    jsonschema.Draft202012Validator(SCHEMA).validate(report)
     got = sorted((f["verdict"], f["device"]) for f in section["findings"])
     want = sorted((f["verdict"], f["device"]) for f in expected["findings"])
     assert got == want
