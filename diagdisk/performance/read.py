@@ -27,9 +27,9 @@ from .devices import PerfDevice, classify
 from .kernel import (Names, QueueSettings, queue_file_of, queue_value, read_blockdev_report, read_dev_listing,
                      read_diskstats, read_dmsetup_info, read_dmsetup_table, read_lsblk_topology, read_lvs,
                      read_partitions, read_pressure)
-from .sadf import SadfError, read_sadf_csv, read_sadf_json, read_sadf_xml
+from .sadf import SadfError, iter_sadf_csv, read_sadf_json, read_sadf_xml
 from .series import DEFAULT_CAP, INDEX, Series, normalise
-from .sysstat import RawSample, TextSource, read_sysstat_text
+from .sysstat import TextSource, iter_sysstat_text
 
 # source formats (diagdisk.inputs.sources) this stage reads; in the order copies of one day are preferred
 SAMPLE_FORMATS = ("sadf_xml", "sadf_json", "sadf_csv", "sar_c", "sar", "iostat", "diskstats")
@@ -97,17 +97,17 @@ def read_performance(sources: list, topology, limits: Limits | None = None, cap:
         except InputError as exc:
             source.warnings.append(PartialRead(exc.one_line()))
     _names_from_topology(names, topology)
-    raw: list[tuple[PerfSource, list[RawSample], bool]] = []
+    raw: list[tuple[PerfSource, _Collected]] = []
     by_format = {fmt: i for i, fmt in enumerate(SAMPLE_FORMATS)}
     ordered = sorted((s for s in mine if s.format in SAMPLE_FORMATS), key=lambda s: (by_format[s.format], s.name))
     for source in ordered:
-        info, samples = _read_samples(source, names, limits, run_sadf)
+        info, collected = _read_samples(source, names, limits, cap)
         data.sources.append(info)
-        raw.append((info, samples, source.format == "diskstats"))
+        raw.append((info, collected))
     for source in mine:
         if source.format == "sa_binary":
-            data.sources.append(_binary(source, names, limits, run_sadf, raw))
-    _build_series(data, raw, names, cap)
+            data.sources.append(_binary(source, names, limits, run_sadf, raw, cap))
+    _build_series(data, raw, cap)
     _build_devices(data, names, settings, topology)
     return data
 
@@ -165,46 +165,93 @@ def _lines(source, limits: Limits):
         yield from decode_log_bytes(chunk).splitlines()
 
 
-def _read_samples(source, names: Names, limits: Limits, run_sadf: bool) -> tuple[PerfSource, list[RawSample]]:
+@dataclass
+class _Collected:
+    """The series one source gives each device, and the time span they cover."""
+    series: dict[str, Series] = field(default_factory=dict)
+    spans: dict[str, tuple[float, float]] = field(default_factory=dict)
+    count: int = 0
+
+
+def _collect(samples, info: PerfSource, names: Names, cap: int, interval: float | None) -> _Collected:
+    """Stream samples into one bounded series per device (memory does not grow with the input)."""
+    collected = _Collected()
+    resolved: dict[str, str] = {}
+    steps: list[float] = []
+    last_t: dict[str, float] = {}
+    for sample in samples:
+        device = resolved.get(sample.device)
+        if device is None:
+            device = resolved[sample.device] = names.resolve(sample.device)
+        t = sample.t
+        if t is None and "_report" in sample.values:
+            t = sample.values["_report"] * (interval or 1.0)   # iostat without -t: report number x interval
+        normal, apparent = normalise(sample.values, t, sample.interval or interval)
+        series = collected.series.get(device)
+        if series is None:
+            series = collected.series[device] = Series(device, info.name, cap=cap)
+        series.apparent_svctm |= apparent
+        series.add(normal, sample.line, sample.segment)
+        collected.count += 1
+        if t is not None:
+            low, high = collected.spans.get(device, (t, t))
+            collected.spans[device] = (min(low, t), max(high, t))
+            previous = last_t.get(device)
+            if previous is not None and t > previous and len(steps) < 200:
+                steps.append(t - previous)
+            last_t[device] = t
+    info.interval = info.interval or (sorted(steps)[len(steps) // 2] if steps else None)
+    if info.interval:
+        column = INDEX["interval"]
+        for series in collected.series.values():
+            for sample in series.samples:
+                if sample[column] != sample[column]:
+                    sample[column] = info.interval * series.merged
+    return collected
+
+
+def _read_samples(source, names: Names, limits: Limits, cap: int) -> tuple[PerfSource, _Collected]:
     fmt = source.format
     info = PerfSource(source.name, {"sar": "sar text", "sar_c": "sar text", "iostat": "iostat text",
                                     "sadf_xml": "sadf -x", "sadf_json": "sadf -j", "sadf_csv": "sadf -d",
                                     "diskstats": "/proc/diskstats"}[fmt])
-    info.truncated = source.name.endswith(".tailed") or any("cut" in w or "first" in w for w in source.warnings
-                                                           if isinstance(w, PartialRead))
-    samples: list[RawSample] = []
+    info.truncated = source.name.endswith(".tailed") or any(isinstance(w, PartialRead) for w in source.warnings)
     text_source: TextSource | None = None
+    collected = _Collected()
     try:
         if fmt in ("sar", "sar_c", "iostat"):
             no_since_boot = True if re.search(r"(?:^|_)-y(?:_|$)", Path(source.name).name) else None
-            text_source, samples = read_sysstat_text(_lines(source, limits), source.name, c_locale=fmt == "sar_c",
+            text_source, samples = iter_sysstat_text(_lines(source, limits), source.name, c_locale=fmt == "sar_c",
                                                      since_boot_skipped=no_since_boot)
+            collected = _collect(samples, info, names, cap, None)
             if text_source.kind != "unknown":
                 info.kind = f"{text_source.kind} text"
         elif fmt == "sadf_xml":
             with open(source.path, "rb") as handle:
                 text_source, samples = read_sadf_xml(handle, source.name)
+            collected = _collect(samples, info, names, cap, text_source.interval)
         elif fmt == "sadf_json":
             text_source, samples = read_sadf_json(read_text_capped(source.path, source.name,
                                                                    limits.max_table_bytes * 16, source.warnings),
                                                   source.name)
+            collected = _collect(samples, info, names, cap, text_source.interval)
         elif fmt == "sadf_csv":
-            text_source, samples = read_sadf_csv(_lines(source, limits), source.name)
+            text_source, samples = iter_sadf_csv(_lines(source, limits), source.name)
+            collected = _collect(samples, info, names, cap, None)
         elif fmt == "diskstats":
             text = read_text_capped(source.path, source.name, limits.max_table_bytes, source.warnings)
             samples, snapshots, warnings = read_diskstats(text, source.name, names)
             info.warnings += warnings
             info.kind = "/proc/diskstats (two snapshots)" if snapshots >= 2 else "/proc/diskstats (since boot)"
-            if snapshots >= 2 and samples:
-                info.interval = samples[0].interval
+            collected = _collect(samples, info, names, cap, samples[0].interval if samples else None)
     except (SadfError, InputError) as exc:
         info.status = "present, not read"
         info.warnings.append(exc.one_line() if isinstance(exc, InputError) else str(exc))
-        return info, []
+        return info, _Collected()
     except OSError as exc:
         info.status = "present, not read"
         info.warnings.append(f"{source.name}: {exc.strerror or exc}")
-        return info, []
+        return info, _Collected()
     if text_source is not None:
         info.era = text_source.eras
         info.day, info.host = text_source.day, text_source.host
@@ -214,38 +261,30 @@ def _read_samples(source, names: Names, limits: Limits, run_sadf: bool) -> tuple
         info.restarts = len(text_source.restarts)
         info.since_boot_report_skipped_at = text_source.skipped_since_boot
         info.warnings += text_source.warnings
-        info.interval = text_source.interval or _median_interval(samples)
+        info.interval = text_source.interval or info.interval
         if text_source.headerless_rows:
             info.warnings.append(f"{source.name}: {text_source.headerless_rows} rows without a header of "
                                  f"their own were read with the disk header above them")
-        if info.truncated and not samples:
+        if info.truncated and not collected.count:
             info.warnings.append(f"{source.name}: cut short (sos keeps the tail of large files) before any disk "
                                  f"header; its rows cannot be read by column name")
     info.warnings = list(dict.fromkeys(list(source.warnings) + info.warnings))
-    for sample in samples:
-        sample.device = names.resolve(sample.device)
-    info.samples = len(samples)
-    info.devices = sorted({s.device for s in samples})
-    if not samples and info.status == "read":
+    info.samples = collected.count
+    info.devices = sorted(collected.series)
+    if not collected.count and info.status == "read":
         info.status = "read, no disk samples"
-    return info, samples
+    return info, collected
 
 
-def _median_interval(samples: list[RawSample]) -> float | None:
-    times = sorted({s.t for s in samples if s.t is not None})
-    steps = sorted(b - a for a, b in zip(times, times[1:]) if b > a)
-    return steps[len(steps) // 2] if steps else None
-
-
-def _binary(source, names: Names, limits: Limits, run_sadf: bool, raw: list) -> PerfSource:
+def _binary(source, names: Names, limits: Limits, run_sadf: bool, raw: list, cap: int) -> PerfSource:
     """A binary saDD: read through the host's sadf when one is installed and takes the file (the
     format changes with sysstat versions); otherwise listed as present but not read."""
     info = PerfSource(source.name, "saDD (binary)", status="present, not read")
     day = Path(source.name).name[2:]
-    if any(Path(other.name).name in (f"sar{day}", f"sa{day}.xml") and other.status.startswith("read")
-           for other, _, _ in raw):
-        info.status = "duplicate"
-        info.duplicate_of = next(other.name for other, _, _ in raw if Path(other.name).name in (f"sar{day}", f"sa{day}.xml"))
+    twins = [other.name for other, _ in raw if Path(other.name).name in (f"sar{day}", f"sa{day}.xml")
+             and other.status.startswith("read")]
+    if twins:
+        info.status, info.duplicate_of = "duplicate", twins[0]
         return info
     sadf = shutil.which("sadf") if run_sadf else None
     if sadf is None:
@@ -267,49 +306,41 @@ def _binary(source, names: Names, limits: Limits, run_sadf: bool, raw: list) -> 
     except SadfError as exc:
         info.warnings.append(str(exc))
         return info
-    for sample in samples:
-        sample.device = names.resolve(sample.device)
+    collected = _collect(samples, info, names, cap, text_source.interval)
     info.status, info.kind = "read", "saDD (binary, through sadf)"
-    info.era, info.interval, info.samples = text_source.eras, text_source.interval, len(samples)
-    info.devices = sorted({s.device for s in samples})
-    raw.append((info, samples, False))
+    info.era, info.samples, info.devices = text_source.eras, collected.count, sorted(collected.series)
+    raw.append((info, collected))
     return info
 
 
-def _build_series(data: PerformanceData, raw: list, names: Names, cap: int) -> None:
+def _build_series(data: PerformanceData, raw: list, cap: int) -> None:
     """Each device's samples from the best source that has them; later copies of the same times
     are duplicates. A source gives a device its samples when their time span is not already covered."""
     covered: dict[str, list[tuple[float, float, str]]] = {}
-    for index, (info, samples, since_boot_only) in enumerate(raw):
-        per_device: dict[str, list[RawSample]] = {}
-        for sample in samples:
-            per_device.setdefault(sample.device, []).append(sample)
+    for index, (info, collected) in enumerate(raw):
         taken = False
         duplicates_of: set[str] = set()
-        for device, device_samples in per_device.items():
-            times = [s.t for s in device_samples if s.t is not None]
-            span = (min(times), max(times)) if times else None
+        for device, series in collected.series.items():
+            span = collected.spans.get(device)
             existing = data.series.get(device)
             if existing is not None and span is not None:
                 overlap = [name for start, stop, name in covered.get(device, []) if start <= span[1] and span[0] <= stop]
                 if overlap:
                     duplicates_of.update(overlap)
                     continue
-            if existing is not None and (span is None or all(math.isnan(x[0]) for x in existing.samples)):
+            if existing is not None and span is None:
                 continue   # since-boot figures add nothing to a device that has interval samples
+            series.segments = [index * 10_000 + segment for segment in series.segments]
             if existing is None:
-                existing = data.series[device] = Series(device, info.name, cap=cap)
-            elif existing.source != info.name:
+                data.series[device] = series
+            else:
                 existing.source = f"{existing.source}, {info.name}"
-            for position, sample in enumerate(device_samples):
-                t = sample.t
-                if t is None and "_report" in sample.values and info.interval:
-                    t = sample.values["_report"] * info.interval   # iostat without -t: report number x interval
-                elif t is None and "_report" in sample.values:
-                    t = sample.values["_report"]
-                normal, apparent = normalise(sample.values, t, sample.interval or info.interval)
-                existing.apparent_svctm |= apparent
-                existing.add(normal, sample.line, index * 10_000 + sample.segment)
+                existing.samples += series.samples
+                existing.lines += series.lines
+                existing.segments += series.segments
+                existing.raw_count += series.raw_count
+                existing.apparent_svctm |= series.apparent_svctm
+                existing.merged = max(existing.merged, series.merged)
             if span is not None:
                 covered.setdefault(device, []).append((span[0], span[1], info.name))
             taken = True
@@ -320,7 +351,8 @@ def _build_series(data: PerformanceData, raw: list, names: Names, cap: int) -> N
             info.warnings.append(f"{info.name}: some devices' samples are also in {', '.join(sorted(duplicates_of))}, "
                                  f"read first; counted once")
     for series in data.series.values():
-        order = sorted(range(len(series.samples)), key=lambda i: (series.samples[i][0] if series.samples[i][0] == series.samples[i][0] else -1, i))
+        order = sorted(range(len(series.samples)),
+                       key=lambda i: (series.samples[i][0] if series.samples[i][0] == series.samples[i][0] else -1, i))
         series.samples = [series.samples[i] for i in order]
         series.lines = [series.lines[i] for i in order]
         series.segments = [series.segments[i] for i in order]

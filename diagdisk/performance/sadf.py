@@ -160,11 +160,20 @@ _CSV_STAMP = re.compile(r"^(\d{4}-\d{2}-\d{2}) (\d{2}:\d{2}:\d{2})")
 
 
 def read_sadf_csv(lines, name: str) -> tuple[TextSource, list[RawSample]]:
+    source, samples = iter_sadf_csv(lines, name)
+    samples = list(samples)
+    return source, samples
+
+
+def iter_sadf_csv(lines, name: str):
+    source = TextSource(kind="sadf -d")
+    return source, _csv_samples(lines, source)
+
+
+def _csv_samples(lines, source: TextSource):
     """sadf -d: `# hostname;interval;timestamp;DEV;tps;...` then one row a device and interval
     (with -h, one row an interval and the device groups side by side). Restart rows (interval -1,
     `LINUX-RESTART`) start a new segment."""
-    source = TextSource(kind="sadf -d")
-    samples: list[RawSample] = []
     groups: list[tuple[int, list[tuple[int, str]]]] | None = None
     segment = 0
     for number, raw in enumerate(lines, 1):
@@ -203,11 +212,10 @@ def read_sadf_csv(lines, name: str) -> tuple[TextSource, list[RawSample]]:
                 for index, column in columns:
                     if index + offset < len(fields):
                         values[column] = fields[index + offset]
-                samples.append(RawSample(fields[device_index + offset], t, interval, _values(values), number, segment))
+                yield RawSample(fields[device_index + offset], t, interval, _values(values), number, segment)
                 if not repeats:
                     break
                 offset += width   # sadf -d -h: `DEV;tps;...;%util[...]`, one group of columns a device
-    return source, samples
 
 
 def _csv_groups(columns: list[str]) -> list[tuple[int, list[tuple[int, str]], bool]]:

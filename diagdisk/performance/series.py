@@ -20,7 +20,7 @@ NAN = math.nan
 FIELDS = ("t", "interval", "iops", "r_s", "w_s", "rkb_s", "wkb_s", "mb_s", "areq_kb", "aqu", "await",
           "r_await", "w_await", "svctm", "util")
 INDEX = {name: i for i, name in enumerate(FIELDS)}
-DEFAULT_CAP = 4096
+DEFAULT_CAP = 1024
 
 
 def _get(values: dict, key: str) -> float:

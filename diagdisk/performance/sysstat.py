@@ -71,6 +71,10 @@ def _number(token: str) -> float | None:
 
 def _value(token: str, field_name: str) -> float | None:
     """A value as printed: plain, decimal comma, or with -h's unit letter or percent sign."""
+    try:
+        return float(token)
+    except ValueError:
+        pass
     number = _number(token)
     if number is not None:
         return number
@@ -142,6 +146,10 @@ def parse_date(text: str, day_hint: int | None, c_locale: bool) -> tuple[date | 
     return day, order, warning
 
 
+def line_text(tokens: list[str]) -> str:
+    return "".join(tokens)
+
+
 def _year(text: str) -> int:
     year = int(text)
     return year + 2000 if year < 100 else year
@@ -198,9 +206,17 @@ def read_sysstat_text(lines: Iterable[str], name: str, c_locale: bool = False,
                       since_boot_skipped: bool | None = None) -> tuple[TextSource, list[RawSample]]:
     """Every disk sample of a sar or iostat text, with what the text was. `since_boot_skipped`:
     True when the output is known to have been made with `iostat -y` (no since-boot report)."""
+    source, samples = iter_sysstat_text(lines, name, c_locale, since_boot_skipped)
+    samples = list(samples)
+    return source, samples
+
+
+def iter_sysstat_text(lines: Iterable[str], name: str, c_locale: bool = False,
+                      since_boot_skipped: bool | None = None) -> tuple[TextSource, Iterator[RawSample]]:
+    """Like read_sysstat_text, one sample at a time (memory does not grow with the text); the
+    TextSource is complete once the iterator is exhausted."""
     reader = _TextReader(name, c_locale, since_boot_skipped)
-    samples = list(reader.read(lines))
-    return reader.source, samples
+    return reader.source, reader.read(lines)
 
 
 class _TextReader:
@@ -214,6 +230,7 @@ class _TextReader:
         self.last_disk_layout: _Layout | None = None
         self.segment = 0
         self.previous_clock: int | None = None
+        self._day_start: tuple | None = None
         self.no_since_boot = no_since_boot
         # iostat: the rows of the current report, by device
         self.report = 0
@@ -247,6 +264,12 @@ class _TextReader:
 
     def _line(self, line: str, number: int) -> Iterator[RawSample]:
         tokens = line.split()
+        if self.layout is not None and self.source.kind == "sar" and _TIME.match(tokens[0]):
+            # the bulk of a sar file: a row of the disk section (checked in full by _sar_line)
+            clock = parse_clock(tokens)
+            if clock is not None:
+                yield from self._sar_line(tokens, clock, number)
+                return
         banner = _BANNER.match(line)
         if banner:
             yield from self._flush_report()
@@ -376,8 +399,8 @@ class _TextReader:
             return
         self._advance_day(seconds)
         device, values = parsed
-        t = _epoch(self.day, seconds) if self.day is not None else float(seconds)
-        if "," in "".join(rest):
+        t = (self.day_start + seconds) if self.day is not None else float(seconds)
+        if not self.source.decimal_comma and "," in line_text(rest):
             self.source.decimal_comma = True
         yield RawSample(device, t, None, values, number, self.segment)
 
@@ -386,6 +409,12 @@ class _TextReader:
         if self.previous_clock is not None and seconds < self.previous_clock - 3600 and self.day is not None:
             self.day += timedelta(days=1)
         self.previous_clock = seconds
+
+    @property
+    def day_start(self) -> float:
+        if self._day_start is None or self._day_start[0] != self.day:
+            self._day_start = (self.day, _epoch(self.day, 0))
+        return self._day_start[1]
 
     def _set_layout(self, tokens: list[str], number: int) -> None:
         self.layout = _Layout(tokens, number)
