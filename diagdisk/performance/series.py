@@ -23,45 +23,43 @@ INDEX = {name: i for i, name in enumerate(FIELDS)}
 DEFAULT_CAP = 1024
 
 
-def _get(values: dict, key: str) -> float:
-    value = values.get(key)
-    return NAN if value is None else float(value)
-
-
 def normalise(values: dict, t: float | None, interval: float | None) -> tuple[list[float], bool]:
     """(sample in FIELDS order, True when svctm was computed rather than printed)."""
-    r_s, w_s, d_s = _get(values, "r_s"), _get(values, "w_s"), _get(values, "d_s")
-    iops = _get(values, "tps")
-    if math.isnan(iops):
-        iops = sum(v for v in (r_s, w_s, d_s) if not math.isnan(v)) if not (math.isnan(r_s) and math.isnan(w_s)) else NAN
-    rkb, wkb, dkb = _get(values, "rkb_s"), _get(values, "wkb_s"), _get(values, "dkb_s")
-    kb = sum(v for v in (rkb, wkb, dkb) if not math.isnan(v)) if not (math.isnan(rkb) and math.isnan(wkb)) else NAN
-    areq = _get(values, "areq_kb")
-    if math.isnan(areq):
-        parts = [(r_s, _get(values, "rareq_kb")), (w_s, _get(values, "wareq_kb")), (d_s, _get(values, "dareq_kb"))]
-        weight = sum(n for n, size in parts if not math.isnan(n) and not math.isnan(size))
+    get = values.get
+    r_s, w_s, d_s = get("r_s"), get("w_s"), get("d_s")
+    iops = get("tps")
+    if iops is None and (r_s is not None or w_s is not None):
+        iops = (r_s or 0.0) + (w_s or 0.0) + (d_s or 0.0)
+    rkb, wkb, dkb = get("rkb_s"), get("wkb_s"), get("dkb_s")
+    kb = (rkb or 0.0) + (wkb or 0.0) + (dkb or 0.0) if (rkb is not None or wkb is not None) else None
+    areq = get("areq_kb")
+    if areq is None:
+        parts = [(n, size) for n, size in ((r_s, get("rareq_kb")), (w_s, get("wareq_kb")), (d_s, get("dareq_kb")))
+                 if n is not None and size is not None]
+        weight = sum(n for n, _ in parts)
         if weight > 0:
-            areq = sum(n * size for n, size in parts if not math.isnan(n) and not math.isnan(size)) / weight
-        elif not math.isnan(kb) and iops and not math.isnan(iops):
+            areq = sum(n * size for n, size in parts) / weight
+        elif kb is not None and iops:
             areq = kb / iops
-    await_ = _get(values, "await")
-    if math.isnan(await_):
-        parts = [(r_s, _get(values, "r_await")), (w_s, _get(values, "w_await")), (d_s, _get(values, "d_await"))]
-        weight = sum(n for n, ms in parts if not math.isnan(n) and not math.isnan(ms))
+    await_ = get("await")
+    if await_ is None:
+        parts = [(n, ms) for n, ms in ((r_s, get("r_await")), (w_s, get("w_await")), (d_s, get("d_await")))
+                 if n is not None and ms is not None]
+        weight = sum(n for n, _ in parts)
         if weight > 0:
-            await_ = sum(n * ms for n, ms in parts if not math.isnan(n) and not math.isnan(ms)) / weight
-        elif any(not math.isnan(ms) for _, ms in parts):
-            await_ = 0.0 if not iops else NAN
-    util = _get(values, "util")
-    svctm = _get(values, "svctm")
+            await_ = sum(n * ms for n, ms in parts) / weight
+        elif parts and not iops:
+            await_ = 0.0
+    util = get("util")
+    svctm = get("svctm")
     apparent = False
-    if math.isnan(svctm) and not math.isnan(util) and not math.isnan(iops):
+    if svctm is None and util is not None and iops is not None:
         svctm = util * 10 / iops if iops > 0 else 0.0
         apparent = True
     sample = [NAN if t is None else float(t), NAN if interval is None else float(interval), iops, r_s, w_s,
-              rkb, wkb, kb / 1024 if not math.isnan(kb) else NAN, areq, _get(values, "aqu"), await_,
-              _get(values, "r_await"), _get(values, "w_await"), svctm, util]
-    return sample, apparent
+              rkb, wkb, kb / 1024 if kb is not None else None, areq, get("aqu"), await_,
+              get("r_await"), get("w_await"), svctm, util]
+    return [NAN if v is None else v for v in sample], apparent
 
 
 def merge(a: list[float], b: list[float]) -> list[float]:

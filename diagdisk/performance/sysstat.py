@@ -180,19 +180,21 @@ class _Layout:
         self.line = line
         self.device_index = next(i for i, c in enumerate(columns) if c in DEVICE_COLUMNS)
         self.fields = [None if c in DEVICE_COLUMNS or c in IGNORED else COLUMNS.get(c) for c in columns]
+        self.read = [(index, spec[0], spec[1]) for index, spec in enumerate(self.fields) if spec is not None]
         self.era = era_of(columns)
 
     def row(self, tokens: list[str]) -> tuple[str, dict] | None:
         if len(tokens) != len(self.columns):
             return None
         values = {}
-        for token, spec in zip(tokens, self.fields):
-            if spec is None:
-                continue
-            name, factor = spec
-            value = _value(token, name)
-            if value is None:
-                return None
+        for index, name, factor in self.read:
+            token = tokens[index]
+            try:
+                value = float(token)
+            except ValueError:
+                value = _value(token, name)
+                if value is None:
+                    return None
             values[name] = value * factor
         return tokens[self.device_index], values
 
@@ -370,33 +372,33 @@ class _TextReader:
     # ---- sar
     def _sar_line(self, tokens: list[str], clock: tuple[int, int], number: int) -> Iterator[RawSample]:
         seconds, used = clock
-        self.source.clock = self.source.clock or ("12h" if used == 2 else "24h")
         rest = tokens[used:]
-        if self.source.kind == "unknown":
-            self.source.kind = "sar"
-        if "RESTART" in rest:
-            self.source.restarts.append(number)
-            self.segment += 1
-            self.layout = None
-            self._advance_day(seconds)
-            return
-        if _is_disk_header(rest):
-            self._set_layout(rest, number)
-            return
-        if rest and all(_number(t) is None for t in rest if not t.startswith("%")) and not any(
-                _number(t) is not None for t in rest):
-            self.layout = None   # the header of another activity (CPU, IFACE, ...)
-            return
         layout = self.layout
-        if layout is None and self.last_disk_layout is not None and len(rest) == len(self.last_disk_layout.columns):
-            # rows without their header (an excerpt through grep): the file's disk header still names them
-            layout = self.last_disk_layout
-            self.source.headerless_rows += 1
-        if layout is None:
-            return
-        parsed = layout.row(rest)
+        # the common case first: a row of the disk section under its header
+        parsed = layout.row(rest) if layout is not None and len(rest) == len(layout.columns) else None
         if parsed is None:
-            return
+            self.source.clock = self.source.clock or ("12h" if used == 2 else "24h")
+            if self.source.kind == "unknown":
+                self.source.kind = "sar"
+            if "RESTART" in rest:
+                self.source.restarts.append(number)
+                self.segment += 1
+                self.layout = None
+                self._advance_day(seconds)
+                return
+            if _is_disk_header(rest):
+                self._set_layout(rest, number)
+                return
+            if rest and not any(_number(t) is not None for t in rest):
+                self.layout = None   # the header of another activity (CPU, IFACE, ...)
+                return
+            if layout is None and self.last_disk_layout is not None and len(rest) == len(self.last_disk_layout.columns):
+                # rows without their header (an excerpt through grep): the file's disk header still names them
+                parsed = self.last_disk_layout.row(rest)
+                if parsed is not None:
+                    self.source.headerless_rows += 1
+            if parsed is None:
+                return
         self._advance_day(seconds)
         device, values = parsed
         t = (self.day_start + seconds) if self.day is not None else float(seconds)
