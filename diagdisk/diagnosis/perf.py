@@ -51,8 +51,8 @@ def interval_frame(data: PerformanceData) -> pd.DataFrame:
         device = data.devices.get(name)
         block = pd.DataFrame(series.samples, columns=SERIES_FIELDS)
         block["device"] = name
-        block["_line"] = series.lines
-        block["_segment"] = series.segments
+        block["_line"] = list(series.lines)
+        block["_segment"] = list(series.segments)
         block["_source"] = series.source.split(", ")[0]
         block["_seq"] = range(len(block))
         block["svctm_apparent"] = series.apparent_svctm

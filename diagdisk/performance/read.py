@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import math
 import os
+from array import array
 import re
 import shutil
 import subprocess
@@ -202,11 +203,8 @@ def _collect(samples, info: PerfSource, names: Names, cap: int, interval: float 
             last_t[device] = t
     info.interval = info.interval or (sorted(steps)[len(steps) // 2] if steps else None)
     if info.interval:
-        column = INDEX["interval"]
         for series in collected.series.values():
-            for sample in series.samples:
-                if sample[column] != sample[column]:
-                    sample[column] = info.interval * series.merged
+            series.fill_interval(info.interval)
     return collected
 
 
@@ -330,12 +328,12 @@ def _build_series(data: PerformanceData, raw: list, cap: int) -> None:
                     continue
             if existing is not None and span is None:
                 continue   # since-boot figures add nothing to a device that has interval samples
-            series.segments = [index * 10_000 + segment for segment in series.segments]
+            series.segments = array("q", (index * 10_000 + segment for segment in series.segments))
             if existing is None:
                 data.series[device] = series
             else:
                 existing.source = f"{existing.source}, {info.name}"
-                existing.samples += series.samples
+                existing.samples = existing.samples + series.samples
                 existing.lines += series.lines
                 existing.segments += series.segments
                 existing.raw_count += series.raw_count
@@ -351,11 +349,12 @@ def _build_series(data: PerformanceData, raw: list, cap: int) -> None:
             info.warnings.append(f"{info.name}: some devices' samples are also in {', '.join(sorted(duplicates_of))}, "
                                  f"read first; counted once")
     for series in data.series.values():
-        order = sorted(range(len(series.samples)),
-                       key=lambda i: (series.samples[i][0] if series.samples[i][0] == series.samples[i][0] else -1, i))
-        series.samples = [series.samples[i] for i in order]
-        series.lines = [series.lines[i] for i in order]
-        series.segments = [series.segments[i] for i in order]
+        samples = series.samples
+        order = sorted(range(len(samples)), key=lambda i: (samples[i][0] if samples[i][0] == samples[i][0] else -1, i))
+        if order != list(range(len(samples))):
+            series.samples = [samples[i] for i in order]
+            series.lines = array("q", (series.lines[i] for i in order))
+            series.segments = array("q", (series.segments[i] for i in order))
         series.finish()
 
 

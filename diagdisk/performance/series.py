@@ -13,13 +13,14 @@ of 1-second data holds as much memory as an hour and the merged samples stay exa
 from __future__ import annotations
 
 import math
-from dataclasses import dataclass, field
+from array import array
 
 NAN = math.nan
 # The fields of a normalised sample, in order (each a float; NaN when the source does not give it).
 FIELDS = ("t", "interval", "iops", "r_s", "w_s", "rkb_s", "wkb_s", "mb_s", "areq_kb", "aqu", "await",
           "r_await", "w_await", "svctm", "util")
 INDEX = {name: i for i, name in enumerate(FIELDS)}
+WIDTH = len(FIELDS)
 DEFAULT_CAP = 1024
 
 
@@ -100,44 +101,72 @@ def merge(a: list[float], b: list[float]) -> list[float]:
     return out
 
 
-@dataclass
 class Series:
-    """The samples of one device from one source, in the order read; bounded by `cap`."""
-    device: str
-    source: str
-    cap: int = DEFAULT_CAP
-    samples: list[list[float]] = field(default_factory=list)
-    lines: list[int] = field(default_factory=list)          # the source line of each sample (its first)
-    segments: list[int] = field(default_factory=list)       # restarts cut segments
-    apparent_svctm: bool = False
-    merged: int = 1                                        # raw samples per kept sample (a power of two)
-    raw_count: int = 0
+    """The samples of one device from one source, in the order read; bounded by `cap`.
+
+    Samples are stored flat in an array of doubles (FIELDS after FIELDS), eight bytes a value
+    instead of a Python float object each: 200 devices at the cap hold a few tens of MB.
+    `samples` gives them as lists (a copy); assign to it to replace them.
+    """
+
+    def __init__(self, device: str, source: str, cap: int = DEFAULT_CAP):
+        self.device = device
+        self.source = source
+        self.cap = cap
+        self._data = array("d")
+        self.lines = array("q")          # the source line of each sample (its first)
+        self.segments = array("q")       # restarts cut segments
+        self.apparent_svctm = False
+        self.merged = 1                  # raw samples per kept sample (a power of two)
+        self.raw_count = 0
+
+    def __len__(self) -> int:
+        return len(self._data) // WIDTH
+
+    @property
+    def samples(self) -> list[list[float]]:
+        data = self._data
+        return [data[i:i + WIDTH].tolist() for i in range(0, len(data), WIDTH)]
+
+    @samples.setter
+    def samples(self, values: list[list[float]]) -> None:
+        self._data = array("d", (v for sample in values for v in sample))
 
     def add(self, sample: list[float], line: int, segment: int) -> None:
-        self.samples.append(sample)
+        self._data.extend(sample)
         self.lines.append(line)
         self.segments.append(segment)
         self.raw_count += 1
-        if len(self.samples) > 2 * self.cap:
+        if len(self.lines) > 2 * self.cap:
             self._halve()
 
+    def fill_interval(self, seconds: float) -> None:
+        """Samples that came without their interval get `seconds` (times the samples merged)."""
+        column = INDEX["interval"]
+        for i in range(column, len(self._data), WIDTH):
+            if self._data[i] != self._data[i]:
+                self._data[i] = seconds * self.merged
+
     def _halve(self) -> None:
-        samples, lines, segments = [], [], []
+        samples, lines, segments = self.samples, self.lines, self.segments
+        kept, kept_lines, kept_segments = [], array("q"), array("q")
         i = 0
-        while i < len(self.samples):
-            if i + 1 < len(self.samples) and self.segments[i] == self.segments[i + 1]:
-                samples.append(merge(self.samples[i], self.samples[i + 1]))
-                lines.append(self.lines[i])
-                segments.append(self.segments[i])
-                i += 2
+        while i < len(samples):
+            if i + 1 < len(samples) and segments[i] == segments[i + 1]:
+                kept.append(merge(samples[i], samples[i + 1]))
+                step = 2
             else:
-                samples.append(self.samples[i])
-                lines.append(self.lines[i])
-                segments.append(self.segments[i])
-                i += 1
-        self.samples, self.lines, self.segments = samples, lines, segments
+                kept.append(samples[i])
+                step = 1
+            kept_lines.append(lines[i])
+            kept_segments.append(segments[i])
+            i += step
+        self.samples, self.lines, self.segments = kept, kept_lines, kept_segments
         self.merged *= 2
 
     def finish(self) -> None:
-        while len(self.samples) > self.cap:
+        while len(self.lines) > self.cap:
+            before = len(self.lines)
             self._halve()
+            if len(self.lines) == before:
+                break   # every neighbour is in another segment: nothing more to merge

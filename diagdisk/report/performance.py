@@ -57,7 +57,7 @@ def _p95(series: Series) -> dict:
 
 
 def _series_dict(series: Series) -> dict:
-    samples, lines, segments = series.samples, series.lines, series.segments
+    samples, lines, segments = series.samples, list(series.lines), list(series.segments)
     factor = 1
     while len(samples) > MAX_POINTS:
         merged, merged_lines, merged_segments = [], [], []
