@@ -185,7 +185,7 @@ def _read_performance(analysis: Analysis, sources: list[Source]) -> None:
     groups devices with it); what it says about each source joins that source's entry."""
     try:
         analysis.performance = read_performance(sources, analysis.topology, analysis.limits)
-    except (OSError, ValueError) as exc:
+    except (OSError, ValueError, KeyError, IndexError, ZeroDivisionError, OverflowError, TypeError) as exc:
         if analysis.strict:
             raise
         analysis.warnings.append(PartialRead(f"performance data: {exc}"))

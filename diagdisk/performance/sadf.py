@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import calendar
 import json
+import math
 import re
 import xml.etree.ElementTree as ET
 from datetime import datetime
@@ -40,6 +41,8 @@ def _values(attributes: dict) -> dict:
         try:
             number = float(str(raw).replace(",", "."))
         except ValueError:
+            continue
+        if not math.isfinite(number):
             continue
         name, factor = spec
         # sadf writes both the old and the new name of a field (rd_sec and rkB): keep the first read

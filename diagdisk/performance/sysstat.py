@@ -16,6 +16,7 @@ column makes old iostat print the name alone on a line and the values on the nex
 
 from __future__ import annotations
 
+import math
 import re
 from dataclasses import dataclass, field
 from datetime import date, datetime, timedelta
@@ -72,7 +73,8 @@ def _number(token: str) -> float | None:
 def _value(token: str, field_name: str) -> float | None:
     """A value as printed: plain, decimal comma, or with -h's unit letter or percent sign."""
     try:
-        return float(token)
+        value = float(token)
+        return value if math.isfinite(value) else None
     except ValueError:
         pass
     number = _number(token)
@@ -195,6 +197,8 @@ class _Layout:
                 value = _value(token, name)
                 if value is None:
                     return None
+            if not math.isfinite(value):
+                return None   # "nan", "inf", 1e999: not something sysstat prints
             values[name] = value * factor
         return tokens[self.device_index], values
 
