@@ -60,8 +60,8 @@ def performance_view(section) -> dict | None:
 def _safe(draw):
     try:
         return draw()
-    except (ValueError, TypeError, KeyError, OverflowError):
-        return None   # a chart that cannot be drawn from odd data is left out, never the page
+    except (ValueError, TypeError, KeyError, OverflowError, ImportError):
+        return None   # a chart that cannot be drawn (odd data, no matplotlib) is left out, never the page
 
 
 def _device_order(findings: list[dict], devices: list[dict], series: dict) -> list[str]:
