@@ -39,9 +39,10 @@ def parse_since(value: str, now: datetime) -> datetime:
 @click.option("--root", type=click.Path(exists=True, file_okay=False, path_type=Path), help="Read /proc, /sys, /dev/disk and /var/log under this recorded tree; commands run only from --bin-dir.")
 @click.option("--bin-dir", type=click.Path(exists=True, file_okay=False, path_type=Path), help="Folder searched first for commands (recorded or fake binaries); with --root, the only one.")
 @click.option("--self-test", type=click.Choice(["short"]), default=None, help="Also START a short SMART self-test on every drive (off by default; results show in the next collection).")
+@click.option("--perf-seconds", default=10, show_default=True, type=click.IntRange(min=0, max=600), help="Seconds iostat samples the disks for (0: not run); /proc/diskstats is also read twice a few seconds apart.")
 @click.option("--analyze", is_flag=True, help="Analyze the bundle once it is written.")
 @click.pass_context
-def collect(ctx: click.Context, output, since, timeout, deadline, root, bin_dir, self_test, analyze) -> None:
+def collect(ctx: click.Context, output, since, timeout, deadline, root, bin_dir, self_test, perf_seconds, analyze) -> None:
     """Collect SMART data, kernel logs and storage topology into one .tar.gz bundle.
 
     Read-only and bounded: every command has a timeout, the whole run has a deadline, and a
@@ -72,6 +73,8 @@ def collect(ctx: click.Context, output, since, timeout, deadline, root, bin_dir,
         privileged=privileged,
         self_test=self_test,
         progress=progress,
+        perf_seconds=perf_seconds,
+        sample_counters=live,
     )
     hostname = read_hostname(context)
     folder = default_folder(hostname, now)

@@ -119,14 +119,16 @@ def analyze(ctx, paths, output_format, fail_on, rules_dirs, output, max_file_siz
                                 strict=_debug(ctx), jobs=jobs)
         rules = load_rules(extra_dirs=list(rules_dirs))
         findings, verdict = evaluate_rules(rules, analysis)
-        report = build_report(analysis, findings, verdict)
+        from ..diagnosis.perf import evaluate_performance_rules
+        performance_findings = evaluate_performance_rules(rules, analysis.performance, findings, analysis.topology)
+        report = build_report(analysis, findings, verdict, performance_findings)
         _emit(report, output_format, output, paths)
         if not analysis.complete:
             click.echo("diagdisk: warning: part of the input could not be read; the report's warnings say "
                        "which", err=True)
         if fail_on:
             threshold = SEVERITIES.index(fail_on)
-            if any(SEVERITIES.index(f["severity"]) >= threshold for f in findings):
+            if any(SEVERITIES.index(f["severity"]) >= threshold for f in findings + performance_findings):
                 return ExitCode.FINDINGS
         return ExitCode.OK if analysis.complete else ExitCode.PARTIAL
     ctx.exit(_guarded(ctx, run))

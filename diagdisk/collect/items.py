@@ -8,6 +8,10 @@ sos: kernel (dmesg), logs (journalctl), scsi (lsscsi), block (lsblk), md (mdadm)
 ata. Our own additions: ``smartctl/<dev>.json``, ``dev/kmsg`` (the ring buffer read from /dev/kmsg
 when dmesg is refused) and ``manifest.json``.
 
+Performance data (diagdisk.performance): /proc/diskstats twice a few seconds apart, ``iostat -x -t
+-y 1 N`` when installed (N = --perf-seconds), the sysstat files, queue settings, lsblk -t, blockdev
+--report, dmsetup and lvs (the names behind dm-N), /proc/pressure/io.
+
 Every item is read-only. smartctl is only run with -x/--scan-open (reads logs), sg_logs reads log
 pages (LOG SENSE), sg_requests issues REQUEST SENSE, nvme-cli reads log pages; the one exception,
 ``smartctl -t short``, starts a drive self-test and runs only when --self-test short is given.
@@ -52,6 +56,12 @@ class Context:
     privileged: bool
     self_test: str | None = None
     progress: Callable[[str], None] = lambda line: None
+    # Performance: seconds iostat samples for, and whether counters are sampled over time (a live
+    # host; a recorded tree does not change). The clock and sleep are the context's so tests fake them.
+    perf_seconds: int = 10
+    sample_counters: bool = False
+    clock: Callable[[], float] = time.time
+    sleep: Callable[[float], None] = time.sleep
 
     @property
     def live(self) -> bool:
@@ -67,10 +77,12 @@ class Context:
     def command_timeout(self) -> float:
         return min(self.timeout, self.remaining())
 
-    def run(self, argv: list[str]) -> CommandResult:
+    def run(self, argv: list[str], extra_seconds: float = 0.0) -> CommandResult:
+        """Run a command for at most --timeout seconds (plus `extra_seconds` for a command that
+        samples for a while by design, as iostat), never past the overall deadline."""
         if not self.run_commands:
             return CommandResult(argv, "skipped", None, 0.0, None, "", "--root without --bin-dir: commands not run")
-        return run_command(argv, self.command_timeout(), self.search_path)
+        return run_command(argv, min(self.timeout + extra_seconds, self.remaining()), self.search_path)
 
 
 @dataclass
@@ -488,7 +500,70 @@ def _discovery_item() -> Item:
 
 
 SCSI_DEVICE_ATTRIBUTES = ("vendor", "model", "rev", "state", "timeout", "ioerr_cnt", "iodone_cnt", "iorequest_cnt")
-QUEUE_ATTRIBUTES = ("scheduler", "read_ahead_kb", "max_sectors_kb", "rotational")
+QUEUE_ATTRIBUTES = ("scheduler", "read_ahead_kb", "max_sectors_kb", "max_hw_sectors_kb", "rotational", "nr_requests",
+                    "minimum_io_size", "optimal_io_size")
+DISKSTATS_SECONDS = 5.0
+
+
+# --------------------------------------------------------------------------------------------
+# Performance
+
+
+def _diskstats_twice_item() -> Item:
+    """/proc/diskstats twice, DISKSTATS_SECONDS apart, each copy under a `=== <seconds> ===` line,
+    so rates exist without sysstat (diagdisk.performance.kernel.read_diskstats)."""
+
+    def collect(ctx: Context) -> Outcome:
+        name = "diskstats sampled twice"
+        if not ctx.sample_counters:
+            return Outcome([make_record(name, kind="generated", source="/proc/diskstats", status="skipped",
+                                        reason="a recorded tree does not change: proc/diskstats is copied once")])
+        started = time.monotonic()
+        copies = []
+        for index in range(2):
+            if index:
+                if ctx.remaining() < DISKSTATS_SECONDS:
+                    return Outcome([make_record(name, kind="generated", source="/proc/diskstats", status="skipped",
+                                                reason="overall deadline too close to wait between snapshots")])
+                ctx.sleep(DISKSTATS_SECONDS)
+            try:
+                text = ctx.host_path("/proc/diskstats").read_text(encoding="utf-8", errors="replace")
+            except OSError as error:
+                return Outcome([make_record(name, kind="generated", source="/proc/diskstats", status="skipped",
+                                            reason=error.strerror or str(error))])
+            copies.append(f"=== {ctx.clock():.3f} ===\n{text}")
+        path = "sos_commands/diagdisk/diskstats_twice"
+        record = make_record(name, kind="generated", source="/proc/diskstats", path=path,
+                             duration=time.monotonic() - started)
+        return Outcome([record], [Artifact(path, data="".join(copies).encode())])
+
+    return Item("diskstats sampled twice", collect)
+
+
+def _iostat_item() -> Item:
+    def collect(ctx: Context) -> Outcome:
+        seconds = max(int(ctx.perf_seconds), 0)
+        argv = ["iostat", "-x", "-t", "-y", "1", str(seconds)]
+        if not seconds:
+            return Outcome([make_record(" ".join(argv), kind="command", status="skipped", reason="--perf-seconds 0")])
+        result = ctx.run(argv, extra_seconds=seconds)
+        return command_outcome(" ".join(argv), f"sos_commands/diagdisk/{mangle_command(' '.join(argv))}", result)
+
+    return Item("iostat", collect)
+
+
+def _performance_items(ctx: Context) -> list[Item]:
+    return [
+        _diskstats_twice_item(),
+        _iostat_item(),
+        file_item("/proc/pressure/io"),
+        glob_item("sysstat files", ["/var/log/sa/sa*", "/var/log/sysstat/sa*"], newer_than=ctx.since),
+        command_item(["lsblk", "-t"], "sos_commands/block/lsblk_-t"),
+        command_item(["blockdev", "--report"], "sos_commands/block/blockdev_--report"),
+        command_item(["dmsetup", "info", "-c"], "sos_commands/devicemapper/dmsetup_info_-c"),
+        command_item(["dmsetup", "table"], "sos_commands/devicemapper/dmsetup_table"),
+        command_item(["lvs", "-a", "-o", "+devices"], "sos_commands/lvm2/lvs_-a_-o_devices"),
+    ]
 
 
 def plan(ctx: Context) -> list[Item]:
@@ -518,6 +593,7 @@ def plan(ctx: Context) -> list[Item]:
         glob_item("block queue settings", [f"/sys/block/*/queue/{a}" for a in QUEUE_ATTRIBUTES]),
         glob_item("block device timeout and state", ["/sys/block/*/device/timeout", "/sys/block/*/device/state"]),
         _discovery_item(),
+        *_performance_items(ctx),
     ]
     return items
 

@@ -33,6 +33,7 @@ from ..inputs.safeio import read_text_capped
 from ..inputs.sources import (EXPECTED_SOURCES, Source, classify_in_tree, is_kernel_ring_buffer, is_sosreport_root,
                       mark_duplicate_kernel_logs, sniff_format)
 from ..topology.devices import Topology
+from ..performance.read import PerformanceData, read_performance
 
 
 @dataclass
@@ -61,6 +62,7 @@ class Analysis:
     sequences: list = field(default_factory=list)   # SequenceLinks of each log source
     printouts: list = field(default_factory=list)   # RAID conf printouts of the log sources
     smart: list = field(default_factory=list)
+    performance: PerformanceData | None = None    # sar/iostat/diskstats series and queue settings, when any
     warnings: list[str] = field(default_factory=list)
     limits: Limits = field(default_factory=Limits)
     # An unexpected exception while reading one source becomes that source's warning, so one
@@ -168,12 +170,33 @@ def analyze(paths: list[str], limits: Limits | None = None, strict: bool = False
         all_sources.sort(key=lambda s: (s.format, s.rotation_key, s.name, s.origin))
         _read_metadata(analysis, all_sources)
         _read_sources(analysis, all_sources, jobs, keep_each, chunk_size, segment_bytes)
-    if not keep_each:
-        _count_copies_once(analysis)
-    formats = {s.format for s in all_sources}
-    analysis.missing_sources = [desc for fmt, desc in EXPECTED_SOURCES.items() if fmt not in formats]
-    _build_topology(analysis)
+        if not keep_each:
+            _count_copies_once(analysis)
+        formats = {s.format for s in all_sources}
+        analysis.missing_sources = [desc for fmt, desc in EXPECTED_SOURCES.items() if fmt not in formats]
+        _build_topology(analysis)
+        # read while an archive's files still exist: the stage classifies devices with the topology
+        _read_performance(analysis, all_sources)
     return analysis
+
+
+def _read_performance(analysis: Analysis, sources: list[Source]) -> None:
+    """The performance stage reads its sources once the device table exists (it classifies and
+    groups devices with it); what it says about each source joins that source's entry."""
+    try:
+        analysis.performance = read_performance(sources, analysis.topology, analysis.limits)
+    except (OSError, ValueError, KeyError, IndexError, ZeroDivisionError, OverflowError, TypeError) as exc:
+        if analysis.strict:
+            raise
+        analysis.warnings.append(PartialRead(f"performance data: {exc}"))
+        return
+    if analysis.performance is None:
+        return
+    by_name = {report.name: report for report in analysis.sources}
+    for info in analysis.performance.sources:
+        report = by_name.get(info.name)
+        if report is not None:
+            report.warnings.extend(w for w in info.warnings if w not in report.warnings)
 
 
 def _read_metadata(analysis: Analysis, sources: list[Source]) -> None:
@@ -277,7 +300,13 @@ def _read_sources(analysis: Analysis, sources: list[Source], jobs: int | None, k
     from ..topology.smart import parse_smartctl_json, parse_smartctl_text
     logs = [source for source in sources if source.format == "log" and not source.duplicate_of]
     log_results = iter(read_logs(logs, analysis, jobs, keep_each, chunk_size, segment_bytes))
+    queue_files = [source for source in sources if source.format == "queue_setting"]
+    if queue_files:
+        analysis.sources.append(SourceReport(name=f"sys/block/*/queue/* ({len(queue_files)} files)",
+                                             format="queue_setting", origin=queue_files[0].origin))
     for source in sources:
+        if source.format == "queue_setting":
+            continue
         report = SourceReport(name=source.name, format=source.format, warnings=list(source.warnings),
                               origin=source.origin)
         analysis.sources.append(report)

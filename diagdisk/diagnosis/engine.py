@@ -55,12 +55,14 @@ PATH_FIELDS: dict[str, str] = {
     "path_bus": "the PCIe root port above that controller",
 }
 MODIFIERS = ("contains", "re", "gte", "lte", "gt", "lt", "not", "exists")
-THRESHOLD_KEYS = ("count", "max_count", "distinct_units", "distinct_adapters", "window", "including")
+THRESHOLD_KEYS = ("count", "max_count", "distinct_units", "distinct_adapters", "window", "including", "sustained")
 MAX_EVIDENCE = 20
 _REQUIRED = ("id", "title", "description", "severity", "fru", "confidence", "select", "recommendation")
 _ALLOWED = set(_REQUIRED) | {"name", "scope", "filter", "group_by", "threshold", "quiet_neighbours",
                              "yields_to_host", "common_cause", "explains", "alone", "references", "examples",
-                             "status"}
+                             "status", "any_of", "verdict", "figures"}
+# Performance rules (diagdisk.diagnosis.perf) judge per-device samples or per-device summaries.
+PERF_SCOPES = ("intervals", "perf_devices")
 DEVICE_FIELDS = {"unit", "hctl", "name", "type", "model", "vendor", "smart_health"}
 
 
@@ -92,6 +94,9 @@ class Rule:
     references: list = field(default_factory=list)
     examples: dict = field(default_factory=dict)
     status: str = "stable"
+    any_of: list = field(default_factory=list)     # selections of which at least one must hold too
+    verdict: str | None = None                     # performance rules: saturated, not saturated, ...
+    figures: list = field(default_factory=list)    # performance rules: the figures a finding cites
 
 
 class _LineLoader(yaml.SafeLoader):
@@ -133,7 +138,7 @@ def _check_selection(path: Path, selection, lines: dict, where: str, fields: set
         name, _, modifier = key.partition("|")
         if name not in fields:
             import difflib
-            close = difflib.get_close_matches(name, [f for f in EVENT_FIELDS] + sorted(DEVICE_FIELDS), n=1)
+            close = difflib.get_close_matches(name, sorted(fields), n=1)
             _fail(path, selection.get("__lines__", {}).get(key), f"{where}.{key}",
                   f"unknown field '{name}'", f"did you mean {close[0]!r}?" if close else None)
         if modifier and modifier not in MODIFIERS:
@@ -184,12 +189,23 @@ def _rule_from(path: Path, raw) -> Rule:
     if not re.fullmatch(r"DD\d{3}", str(raw["id"])):
         _fail(path, lines.get("id"), "id", "must look like DD101")
     scope = raw.get("scope", "events")
-    if scope not in ("events", "devices"):
-        _fail(path, lines.get("scope"), "scope", "must be events or devices")
-    fields = set(EVENT_FIELDS) | {"unit"} | set(PATH_FIELDS) if scope == "events" else _DeviceFields(DEVICE_FIELDS)
+    if scope not in ("events", "devices", *PERF_SCOPES):
+        _fail(path, lines.get("scope"), "scope", f"must be one of events, devices, {', '.join(PERF_SCOPES)}")
+    if scope in PERF_SCOPES:
+        from .perf import PERF_FIELDS
+        fields = PERF_FIELDS[scope]
+        if not raw.get("verdict"):
+            _fail(path, None, "verdict", "missing (a performance rule says what it found: saturated, ...)")
+        for index, name in enumerate(raw.get("figures") or []):
+            if name not in fields:
+                _fail(path, lines.get("figures"), f"figures[{index}]", f"unknown field '{name}'")
+    else:
+        fields = set(EVENT_FIELDS) | {"unit"} | set(PATH_FIELDS) if scope == "events" else _DeviceFields(DEVICE_FIELDS)
     _check_selection(path, raw["select"], lines, "select", fields)
     for index, selection in enumerate(raw.get("filter") or []):
         _check_selection(path, selection, lines, f"filter[{index}]", fields)
+    for index, selection in enumerate(raw.get("any_of") or []):
+        _check_selection(path, selection, lines, f"any_of[{index}]", fields)
     if raw.get("group_by", "unit") not in GROUPINGS:
         _fail(path, lines.get("group_by"), "group_by", f"must be one of {', '.join(GROUPINGS)}")
     threshold = raw.get("threshold") or {}
@@ -202,7 +218,7 @@ def _rule_from(path: Path, raw) -> Rule:
         where = threshold_lines.get(key) or lines.get("threshold")
         if key not in THRESHOLD_KEYS:
             _fail(path, where, f"threshold.{key}", f"unknown key ({', '.join(THRESHOLD_KEYS)})")
-        if key in ("count", "distinct_units", "distinct_adapters", "max_count") \
+        if key in ("count", "distinct_units", "distinct_adapters", "max_count", "sustained") \
                 and (not isinstance(value, int) or isinstance(value, bool) or value < 1):
             _fail(path, where, f"threshold.{key}", f"must be a whole number of at least 1, not {value!r}")
         if key == "window" and (not isinstance(value, (int, float)) or isinstance(value, bool) or value <= 0):
@@ -220,7 +236,8 @@ def _rule_from(path: Path, raw) -> Rule:
                 yields_to_host=bool(clean.get("yields_to_host")), common_cause=bool(clean.get("common_cause")),
                 explains=clean.get("explains") or [], alone=bool(clean.get("alone")),
                 references=clean.get("references") or [],
-                examples=clean.get("examples") or {}, status=clean.get("status", "stable"))
+                examples=clean.get("examples") or {}, status=clean.get("status", "stable"),
+                any_of=clean.get("any_of") or [], verdict=clean.get("verdict"), figures=clean.get("figures") or [])
 
 
 class _DeviceFields(set):
@@ -247,8 +264,14 @@ def load_rules(extra_dirs: list[str] | None = None, only: list[Path] | None = No
 # ---------------------------------------------------------------- evaluation
 
 def _selection_mask(frame: pd.DataFrame, rule: Rule) -> pd.Series:
-    """Rows the rule selects, less those any of its filters (benign look-alikes) match."""
+    """Rows the rule selects (and, with any_of, at least one of those selections), less those any
+    of its filters (benign look-alikes) match."""
     mask = _mask(frame, rule.select)
+    if rule.any_of:
+        either = pd.Series(False, index=frame.index)
+        for selection in rule.any_of:
+            either |= _mask(frame, selection)
+        mask &= either
     for selection in rule.filter:
         mask &= ~_mask(frame, selection)
     return mask
@@ -363,6 +386,8 @@ def _device_info(topology, unit: str | None) -> dict:
 
 
 def evaluate_rule(rule: Rule, context: RuleContext) -> list[dict]:
+    if rule.scope in PERF_SCOPES:
+        return []   # judged by diagdisk.diagnosis.perf, over the performance series
     if rule.scope == "devices":
         return _evaluate_device_rule(rule, context)
     frame = context.events

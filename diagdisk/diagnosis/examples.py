@@ -1,12 +1,14 @@
 """Run a rule's own examples: each `match` must produce a finding naming its suspect, each
-`no_match` none. Examples are log snippets (written as sos_commands/kernel/dmesg) or `files`."""
+`no_match` none. Examples are log snippets (written as sos_commands/kernel/dmesg) or `files` (performance rules:
+sar or iostat text, queue settings)."""
 
 from __future__ import annotations
 
 import tempfile
 from pathlib import Path
 
-from .engine import Rule, evaluate_rules
+from .engine import PERF_SCOPES, Rule, evaluate_rules
+from .perf import evaluate_performance_rules
 
 
 def _materialize(example: dict, root: Path) -> None:
@@ -27,7 +29,10 @@ def run_rule_examples(rule: Rule) -> list[str]:
             with tempfile.TemporaryDirectory(prefix="diagdisk-rule-") as tmp:
                 root = Path(tmp) / "sosreport"
                 _materialize(example, root)
-                findings, _ = evaluate_rules([rule], analyze([str(root)]))
+                analysis = analyze([str(root)])
+                findings, _ = evaluate_rules([rule], analysis)
+                if rule.scope in PERF_SCOPES:
+                    findings = evaluate_performance_rules([rule], analysis.performance, [], analysis.topology)
             # a finding the rule itself marks as a consequence (a unit spoke first) names no suspect
             mine = [f for f in findings if f["rule"] == rule.id and not f.get("consequence")]
             if expect_match and not mine:

@@ -30,6 +30,28 @@ NOT_SOURCES: list[str] = [
 
 # (glob below the sosreport root, format). First match wins; order goes from specific to generic.
 SOSREPORT_PATHS: list[tuple[str, str]] = [
+    # Performance data (diagdisk.performance). sysstat's own text is in the host's locale; sos's
+    # sar plugin writes `sar -A` in the C locale beside `sadf -x` as saDD.xml; big files are tailed.
+    ("var/log/sa/sar*", "sar"),
+    ("var/log/sysstat/sar*", "sar"),
+    ("sos_commands/sar/sar*", "sar_c"),
+    ("sos_commands/sar/sa*.xml", "sadf_xml"),
+    ("sos_strings/sar/*sar[0-9]*.tailed", "sar"),
+    ("var/log/sa/sa[0-9]*", "sa_binary"),
+    ("var/log/sysstat/sa[0-9]*", "sa_binary"),
+    ("sos_commands/diagdisk/iostat*", "iostat"),        # written by diagdisk collect
+    ("sos_commands/diagdisk/diskstats*", "diskstats"),  # two snapshots, written by diagdisk collect
+    ("proc/diskstats", "diskstats"),
+    ("proc/partitions", "partitions"),
+    ("proc/pressure/io", "pressure_io"),
+    *((f"sys/block/*/queue/{setting}", "queue_setting") for setting in (
+        "scheduler", "read_ahead_kb", "max_sectors_kb", "max_hw_sectors_kb", "rotational", "nr_requests",
+        "minimum_io_size", "optimal_io_size")),
+    ("sos_commands/block/lsblk_-t", "lsblk_topology"),
+    ("sos_commands/block/blockdev_--report", "blockdev_report"),
+    ("sos_commands/devicemapper/dmsetup_info_-c*", "dmsetup_info"),
+    ("sos_commands/devicemapper/dmsetup_table*", "dmsetup_table"),
+    ("sos_commands/lvm2/lvs_*", "lvs"),
     ("var/log/messages*", "log"),
     ("var/log/syslog*", "log"),
     ("var/log/kern.log*", "log"),
@@ -239,6 +261,25 @@ def _is_disk_listing(text: str, cut: bool) -> bool:
     return shows_disks
 
 
+_DISKSTATS_LINE = re.compile(r"^\s*\d+\s+\d+\s+\S+(?:\s+\d+){10,}\s*$", re.M)
+_SYSSTAT_DEVICE_HEADER = re.compile(r"(?:^|\s)(?:Device:?|DEV)(?:\s+\S+)*?\s+(?:tps|r/s|rkB/s|%util)(?:\s|$)", re.M)
+
+
+def _performance_format(text: str, stripped: str) -> str | None:
+    """sar or iostat text (a disk header names its columns), sadf -x/-d, /proc/diskstats."""
+    if stripped.startswith("<?xml") and "<sysstat" in text:
+        return "sadf_xml"
+    if stripped.startswith("# hostname;interval;timestamp"):
+        return "sadf_csv"
+    if len(_DISKSTATS_LINE.findall(text)) >= 2:
+        return "diskstats"
+    for match in _SYSSTAT_DEVICE_HEADER.finditer(text):
+        line_start = text.rfind("\n", 0, match.start() + 1) + 1
+        first = text[line_start:].split(None, 1)[:1]
+        return "sar" if first and re.match(r"\d{1,2}[:.]\d{2}[:.]\d{2}$", first[0]) else "iostat"
+    return None
+
+
 def sniff_format(path: Path) -> str | None:
     """Content-based format of a lone file; None when it is not something diagdisk reads."""
     try:
@@ -255,7 +296,12 @@ def sniff_format(path: Path) -> str | None:
             document = json.loads(read_text_capped(path, str(path), Limits.max_table_bytes))
         except (ValueError, RecursionError, InputError):
             return None
+        if isinstance(document, dict) and "sysstat" in document:
+            return "sadf_json"
         return "smartctl_json" if isinstance(document, dict) and "smartctl" in document else None
+    performance = _performance_format(text, stripped)
+    if performance:
+        return performance
     if stripped.startswith("Attached devices:") or re.match(r"Host: scsi\d+ Channel:", stripped):
         return "proc_scsi"
     if stripped.startswith("Personalities :"):

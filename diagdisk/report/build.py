@@ -9,6 +9,7 @@ from .. import __version__
 from ..decode.sense import SENSE_KEY_NAMES
 from ..logs.events import NON_EVENT_KINDS, is_informational
 from ..topology.devices import normal_wwn
+from .performance import performance_section
 
 SCHEMA = "diagdisk.report/1"
 MAX_SECTORS = 1000
@@ -27,7 +28,8 @@ def _summary_key(event: dict) -> tuple:
             f"{asc:02X}/{ascq:02X}" if asc is not None and ascq is not None else None)
 
 
-def build_report(analysis, findings: list[dict] | None = None, verdict: dict | None = None) -> dict:
+def build_report(analysis, findings: list[dict] | None = None, verdict: dict | None = None,
+                 performance_findings: list[dict] | None = None) -> dict:
     events = [e for e in analysis.events if e["kind"] not in NON_EVENT_KINDS]
     summary: dict[tuple, dict] = {}
     sectors: dict[str, set[int]] = defaultdict(set)
@@ -81,6 +83,9 @@ def build_report(analysis, findings: list[dict] | None = None, verdict: dict | N
         "timeline": _timeline(events),
         "findings": findings or [],
         "verdict": verdict or {"status": "healthy", "summary": "No storage fault found.", "suspects": []},
+        # present when the input holds performance data (sar, iostat, diskstats, queue settings)
+        **({"performance": section} if (section := performance_section(
+            getattr(analysis, "performance", None), performance_findings)) else {}),
     }
 
 

@@ -136,6 +136,7 @@ def build_view(report: dict) -> dict:
     sources = [source for source in _list(report.get("sources")) if isinstance(source, dict)]
 
     from diagdisk.report.charts import timeline_chart
+    from diagdisk.report.perfcharts import performance_view
 
     # The leading suspects get the top lanes; a long tail of weak suspects must not push the hosts
     # and arrays (with their resets and state changes) out of the chart.
@@ -160,6 +161,7 @@ def build_view(report: dict) -> dict:
         "input_warnings": capped([str(w) for w in _list(report.get("warnings"))], MAX_INPUT_WARNINGS),
         "incomplete": report.get("complete") is False,
         "max_warnings": MAX_WARNINGS_PER_SOURCE,
+        "performance": performance_view(report.get("performance")),
     }
 
 

@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+from .performance import performance_text
+
 # Warnings shown per source and for the input as a whole; the JSON report lists them all.
 MAX_WARNINGS_SHOWN = 10
 
@@ -39,6 +41,9 @@ def render_text(report: dict) -> str:
             out.append(f"    ... {len(consequences) - 5} more in --format json")
     out += _unexplained_lines(report["verdict"].get("unexplained") or [])
     out.append("")
+    performance = performance_text(report.get("performance"))
+    if performance:
+        out += performance + [""]
     devices = [d for d in report["devices"]]
     if devices:
         out.append("Devices")

@@ -278,6 +278,10 @@ def test_analysis_reads_lsblk_tree_and_skips_other_lsblk_tables_without_new_devi
         "sda          0    512      0     512     512    1 mq-deadline     256 128    0B\n")
     analysis = analyze([str(report)])
     lsblk_sources = [s for s in analysis.sources if s.format == "lsblk"]
-    assert len(lsblk_sources) == 3 and all(s.unparsed_candidates == 0 for s in lsblk_sources)
+    assert len(lsblk_sources) == 2 and all(s.unparsed_candidates == 0 for s in lsblk_sources)
+    # lsblk -t is read by the performance stage (queue settings), not as a device table
+    assert [s.format for s in analysis.sources if s.name.endswith("lsblk_-t")] == ["lsblk_topology"]
+    assert analysis.performance is None or analysis.performance.devices.get("sda") is None or \
+        analysis.performance.devices["sda"].settings.get("read_ahead_kb") == 128
     assert sorted((d.hctl, d.name) for d in analysis.topology.devices.values()) == [
         ("2:0:0:0", "sda"), ("2:0:1:0", "sdb"), ("2:0:2:0", "sdc")]

@@ -1,0 +1,118 @@
+"""Reading sar data at scale: time and peak memory of the performance stage on generated `sar -d`
+text at a 1-second interval for many devices, over growing spans, so memory shows flat (it follows
+the devices, not the duration) and throughput extrapolates to a month.
+
+    python benchmarks/performance.py                         # 200 devices, 10 min, 30 min, 1 h
+    python benchmarks/performance.py --spans 3600,21600      # longer spans (1 h = ~70 MB of text)
+    python benchmarks/performance.py --devices 50 --spans 86400
+
+Each span is a sosreport-shaped folder (sos_commands/sar/sarDD, C locale, one file a day) read by
+`diagnosis.analysis.analyze` in a fresh process, timed on the wall clock, with its peak RSS from
+the kernel. The generated files are cached in benchmarks/.cache/ (git-ignored).
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import random
+import resource
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+HERE = Path(__file__).resolve().parent
+CACHE = HERE / ".cache" / "performance"
+HEADER = "          DEV       tps     rkB/s     wkB/s     dkB/s   areq-sz    aqu-sz     await     %util"
+MONTH = 30 * 86400
+
+
+def generate(folder: Path, devices: int, seconds: int, seed: int = 1) -> int:
+    """sar -d text of `devices` disks for `seconds` seconds at 1 s, one file a day; returns bytes."""
+    rng = random.Random(seed)
+    written = 0
+    names = [f"dev{8 + i // 16}-{(i % 16) * 16}" if i < 256 else f"dev259-{i}" for i in range(devices)]
+    day, second = 0, 0
+    while second < seconds:
+        path = folder / "sos_commands" / "sar" / f"sar{day + 1:02d}"
+        path.parent.mkdir(parents=True, exist_ok=True)
+        with open(path, "w") as handle:
+            handle.write(f"Linux 5.14.0-362.el9.x86_64 (bench) \t03/{day + 1:02d}/2024 \t_x86_64_\t(64 CPU)\n\n")
+            handle.write(f"00:00:00{HEADER}\n")
+            end = min(seconds, (day + 1) * 86400)
+            while second < end:
+                clock = time.strftime("%H:%M:%S", time.gmtime(second))
+                rows = []
+                for index, name in enumerate(names):
+                    busy = 30 + 60 * (index == 7 and (second // 600) % 2)   # one device busy half the time
+                    tps = 100 + rng.random() * 50
+                    rows.append(f"{clock} {name:>12} {tps:9.2f} {tps * 8:9.2f} {tps * 4:9.2f}      0.00     "
+                                f"12.00 {busy / 50:9.2f} {5 + busy / 10:9.2f} {busy:9.2f}\n")
+                handle.write("".join(rows))
+                second += 1
+            handle.write(f"Average:    {'dev8-0':>12}      1.00      1.00      1.00      0.00      1.00      0.00      1.00      1.00\n")
+        written += path.stat().st_size
+        day += 1
+    return written
+
+
+_CHILD = """
+import json, resource, sys, time
+started = time.perf_counter()
+from diagdisk.diagnosis.analysis import analyze
+analysis = analyze([sys.argv[1]], jobs=1)
+performance = analysis.performance
+elapsed = time.perf_counter() - started
+print(json.dumps({"seconds": elapsed, "rss_mb": resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024,
+                  "samples": sum(s.raw_count for s in performance.series.values()),
+                  "kept": sum(len(s.samples) for s in performance.series.values()),
+                  "devices": len(performance.series)}))
+"""
+
+
+def measure(folder: Path) -> dict:
+    result = subprocess.run([sys.executable, "-c", _CHILD, str(folder)], capture_output=True, text=True, check=True,
+                            cwd=HERE.parent)
+    return json.loads(result.stdout.strip().splitlines()[-1])
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    parser.add_argument("--devices", type=int, default=200)
+    parser.add_argument("--spans", default="600,1800,3600", help="seconds of 1-second samples, comma-separated")
+    args = parser.parse_args()
+    spans = [int(x) for x in args.spans.split(",")]
+    baseline = measure_empty()
+    print(f"performance stage: sar -d text, 1-second interval, {args.devices} devices "
+          f"(python {sys.version.split()[0]}; empty start-up {baseline['seconds']:.2f} s, {baseline['rss_mb']:.0f} MB)")
+    print(f"{'span':>8} {'MB':>8} {'samples':>11} {'kept':>7} {'seconds':>8} {'samples/s':>11} {'MB/s':>7} {'peak RSS MB':>12}")
+    rates = []
+    for span in spans:
+        folder = CACHE / f"d{args.devices}-s{span}"
+        marker = folder / ".complete"
+        if not marker.exists():
+            size = generate(folder, args.devices, span)
+            marker.write_text(str(size))
+        size = int(marker.read_text())
+        figures = measure(folder)
+        rate = figures["samples"] / figures["seconds"]
+        rates.append((rate, size / figures["seconds"]))
+        print(f"{span:>7}s {size / 1e6:8.1f} {figures['samples']:>11,} {figures['kept']:>7,} {figures['seconds']:8.2f} "
+              f"{rate:11,.0f} {size / 1e6 / figures['seconds']:7.1f} {figures['rss_mb']:12.0f}")
+    rate, byte_rate = rates[-1]
+    month_samples = MONTH * args.devices
+    print(f"a month at this rate: {month_samples:,} samples ({month_samples * (size / figures['samples']) / 1e9:.0f} GB "
+          f"of text) in {month_samples / rate / 60:.0f} min; memory stays at the figure above (series are "
+          f"capped at 1024 samples a device, merged as exact averages)")
+
+
+def measure_empty() -> dict:
+    started = time.perf_counter()
+    subprocess.run([sys.executable, "-c", "import diagdisk.diagnosis.analysis"], check=True, cwd=HERE.parent)
+    return {"seconds": time.perf_counter() - started,
+            "rss_mb": resource.getrusage(resource.RUSAGE_CHILDREN).ru_maxrss / 1024}
+
+
+if __name__ == "__main__":
+    main()

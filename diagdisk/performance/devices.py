@@ -1,0 +1,103 @@
+"""What each device is, for judging its figures: its class (from rotational flags, names and models),
+whether it serves requests one at a time (a disk's head) or many at once, the latency its class
+normally shows, its aliases, and the peer groups it belongs to (md members, LV and dm legs,
+multipath paths, disks of one model) so that one member can be compared with the others.
+
+%util says "at least one request was in flight"; that is saturation only for a device that serves
+one request at a time. SSDs, NVMe, array LUNs, md and dm serve many at once (and since blk-mq,
+kernels 4.17/5.0, their %util is inflated further), so they are judged by queue length and latency.
+"""
+
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass, field
+
+from ..decode import devnames
+
+# class -> (label, serves in parallel, await (ms) below which a request is normal for the class)
+CLASSES = {
+    "hdd": ("HDD", False, 20.0),
+    "ssd": ("SATA/SAS SSD", True, 2.0),
+    "nvme": ("NVMe", True, 1.0),
+    "md": ("md array", True, 20.0),
+    "dm": ("device-mapper", True, 20.0),
+    "virtual": ("virtual disk", True, 10.0),
+    "raid_lun": ("hardware RAID / array LUN", True, 10.0),
+    "unknown": ("unknown (judged as one disk)", False, 20.0),
+    "other": ("other (loop, ram, optical)", True, 20.0),
+}
+_VIRTUAL_MODELS = re.compile(r"virtual|vmware|vbox|qemu|msft|xen|google persistentdisk|elastic block|"
+                             r"hyper-v|kvm|bochs|virtio", re.I)
+_RAID_MODELS = re.compile(r"logical volume|perc|megaraid|mr9\d|serveraid|\braid\b|smart array|adaptec|asr\d|"
+                          r"3ware|9\d{3}-\d+i|avago|lsi logical|virtual drive|open-v|open-\d|2145|2810xiv|"
+                          r"flasharray|symmetrix|vraid|syma|invista|ld\b", re.I)
+# vendors that sell arrays, not drives (HP, Dell, IBM, Hitachi badge plain drives too)
+_ARRAY_VENDORS = re.compile(r"^(netapp|emc|dgc|3pardata|pure|nimble|compelnt|datacore|ddn|infinidat|xtremio)$", re.I)
+
+
+@dataclass
+class PerfDevice:
+    name: str                                   # kernel name (sda, dm-2, md0, nvme0n1)
+    aliases: list[str] = field(default_factory=list)
+    cls: str = "unknown"
+    class_reason: str = ""
+    model: str | None = None
+    vendor: str | None = None
+    hctl: str | None = None
+    settings: dict = field(default_factory=dict)
+    settings_origin: dict = field(default_factory=dict)
+    groups: list[str] = field(default_factory=list)
+    members: list[str] = field(default_factory=list)      # the devices under a stacked one
+    md_level: str | None = None
+    stripe_kb: float | None = None
+
+    @property
+    def parallel(self) -> bool:
+        return CLASSES[self.cls][1]
+
+    @property
+    def baseline_ms(self) -> float:
+        return CLASSES[self.cls][2]
+
+    @property
+    def label(self) -> str:
+        return CLASSES[self.cls][0]
+
+
+def classify(device: PerfDevice, multipath_paths: set[str]) -> None:
+    name = device.name
+    model = " ".join(x for x in (device.vendor, device.model) if x)
+    rotational = device.settings.get("rotational")
+    if name.startswith("nvme"):
+        device.cls, device.class_reason = "nvme", "NVMe name"
+    elif re.fullmatch(r"md\d+|md_d\d+|md/.*", name):
+        device.cls, device.class_reason = "md", "md name"
+    elif name.startswith("dm-"):
+        device.cls, device.class_reason = "dm", "device-mapper name"
+    elif re.fullmatch(r"drbd\d+|bcache\d+", name):
+        device.cls, device.class_reason = "dm", "DRBD/bcache name: stacked over other devices like device-mapper"
+    elif re.fullmatch(r"(?:vd|xvd)[a-z]+", name):
+        device.cls, device.class_reason = "virtual", "virtio/Xen name"
+    elif re.fullmatch(r"(?:loop|ram|zram|sr|nbd|rbd)\d+", name):
+        device.cls, device.class_reason = "other", "loop/ram/optical/network name"
+    elif model and _VIRTUAL_MODELS.search(model):
+        device.cls, device.class_reason = "virtual", f"model {model}"
+    elif model and _RAID_MODELS.search(model):
+        device.cls, device.class_reason = "raid_lun", f"model {model}"
+    elif name in multipath_paths:
+        device.cls, device.class_reason = "raid_lun", "a multipath path (an array LUN)"
+    elif device.vendor and _ARRAY_VENDORS.match(device.vendor) and rotational != 0:
+        device.cls, device.class_reason = "raid_lun", f"array vendor {device.vendor}"
+    elif rotational == 1:
+        device.cls, device.class_reason = "hdd", "rotational=1"
+    elif rotational == 0:
+        device.cls, device.class_reason = "ssd", "rotational=0"
+    elif model and re.search(r"\bssd\b|solid state|flash", model, re.I):
+        device.cls, device.class_reason = "ssd", f"model {model}"
+    else:
+        device.cls, device.class_reason = "unknown", "no rotational flag or model"
+
+
+def disk_of(name: str) -> str:
+    return devnames.disk_of(name)

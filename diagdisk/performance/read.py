@@ -1,0 +1,474 @@
+"""The entry point of the performance stage: the performance sources of an input, plus the device
+table, become one PerformanceData (sources described, devices classified and grouped, one series
+per device).
+
+One day is often stored several times (sos keeps the host's sarDD, writes its own C-locale sarDD
+and saDD.xml): each device's samples are taken from the best copy (structured before text, C
+locale before the host's) and a source whose samples another copy already gave is marked a
+duplicate rather than counted twice.
+"""
+
+from __future__ import annotations
+
+import os
+from array import array
+import re
+import shutil
+import subprocess
+from dataclasses import dataclass, field
+from pathlib import Path
+
+from ..decode import devnames
+from ..errors import InputError, PartialRead
+from ..inputs.chunks import iter_chunks
+from ..inputs.limits import Limits
+from ..inputs.safeio import decode_log_bytes, read_text_capped
+from .devices import PerfDevice, classify
+from .kernel import (Names, QueueSettings, queue_file_of, queue_value, read_blockdev_report, read_dev_listing,
+                     read_diskstats, read_dmsetup_info, read_dmsetup_table, read_lsblk_topology, read_lvs,
+                     read_partitions, read_pressure)
+from .sadf import SadfError, iter_sadf_csv, read_sadf_json, read_sadf_xml
+from .series import DEFAULT_CAP, INDEX, Series, normalise
+from .sysstat import TextSource, iter_sysstat_text
+
+# source formats (diagdisk.inputs.sources) this stage reads; in the order copies of one day are preferred
+SAMPLE_FORMATS = ("sadf_xml", "sadf_json", "sadf_csv", "sar_c", "sar", "iostat", "diskstats")
+SETTING_FORMATS = ("queue_setting", "lsblk_topology", "blockdev_report")
+NAME_FORMATS = ("partitions", "dmsetup_info", "dmsetup_table", "lvs", "by_id")
+OTHER_FORMATS = ("pressure_io", "sa_binary")
+PERF_FORMATS = SAMPLE_FORMATS + SETTING_FORMATS + NAME_FORMATS + OTHER_FORMATS
+SADF_TIMEOUT = 60.0
+
+
+@dataclass
+class PerfSource:
+    name: str
+    kind: str
+    status: str = "read"              # read | duplicate | present, not read
+    era: list[str] = field(default_factory=list)
+    locale: dict = field(default_factory=dict)
+    interval: float | None = None
+    truncated: bool = False
+    restarts: int = 0
+    since_boot_report_skipped_at: int | None = None
+    samples: int = 0
+    devices: list[str] = field(default_factory=list)
+    warnings: list[str] = field(default_factory=list)
+    duplicate_of: str | None = None
+    day: str | None = None            # the date the text's banner names
+    host: str | None = None
+
+    def to_dict(self) -> dict:
+        return {"path": self.name, "kind": self.kind, "status": self.status, "sysstat_era": self.era,
+                "day": self.day, "host": self.host,
+                "locale": self.locale, "interval": self.interval, "truncated": self.truncated,
+                "restarts": self.restarts, "since_boot_report_skipped_at": self.since_boot_report_skipped_at,
+                "samples": self.samples, "devices": self.devices, "duplicate_of": self.duplicate_of,
+                "warnings": self.warnings}
+
+
+@dataclass
+class PerformanceData:
+    sources: list[PerfSource] = field(default_factory=list)
+    devices: dict[str, PerfDevice] = field(default_factory=dict)
+    series: dict[str, Series] = field(default_factory=dict)
+    groups: dict[str, dict] = field(default_factory=dict)
+    pressure: dict = field(default_factory=dict)
+
+    @property
+    def has_data(self) -> bool:
+        return bool(self.series) or any(s.kind == "saDD (binary)" for s in self.sources) or bool(self.pressure)
+
+
+def read_performance(sources: list, topology, limits: Limits | None = None, cap: int = DEFAULT_CAP,
+                     run_sadf: bool = True) -> PerformanceData | None:
+    """PerformanceData of the sources (diagdisk.inputs.sources.Source) in PERF_FORMATS; None when
+    the input holds none that give samples, settings or pressure."""
+    limits = limits or Limits()
+    mine = [s for s in sources if s.format in PERF_FORMATS and not getattr(s, "duplicate_of", None)]
+    if not any(s.format in SAMPLE_FORMATS + ("pressure_io", "sa_binary") for s in mine):
+        return None
+    data = PerformanceData()
+    names = Names()
+    settings = QueueSettings()
+    for source in sorted(mine, key=lambda s: s.name):
+        try:
+            _read_static(source, names, settings, data, limits)
+        except InputError as exc:
+            source.warnings.append(PartialRead(exc.one_line()))
+    _names_from_topology(names, topology)
+    raw: list[tuple[PerfSource, _Collected]] = []
+    by_format = {fmt: i for i, fmt in enumerate(SAMPLE_FORMATS)}
+    ordered = sorted((s for s in mine if s.format in SAMPLE_FORMATS), key=lambda s: (by_format[s.format], s.name))
+    for source in ordered:
+        info, collected = _read_samples(source, names, limits, cap)
+        data.sources.append(info)
+        raw.append((info, collected))
+    for source in mine:
+        if source.format == "sa_binary":
+            data.sources.append(_binary(source, names, limits, run_sadf, raw, cap))
+    _build_series(data, raw, cap)
+    _build_devices(data, names, settings, topology)
+    return data
+
+
+# ---------------------------------------------------------------- static files
+
+def _read_static(source, names: Names, settings: QueueSettings, data: PerformanceData, limits: Limits) -> None:
+    fmt = source.format
+    if fmt in SAMPLE_FORMATS or fmt == "sa_binary":
+        return
+    text = read_text_capped(source.path, source.name, limits.max_table_bytes, source.warnings)
+    if fmt == "queue_setting":
+        found = queue_file_of(source.name)
+        if found:
+            settings.set(found[0], found[1], queue_value(found[1], text), f"{source.name}:1")
+    elif fmt == "lsblk_topology":
+        read_lsblk_topology(text, source.name, settings)
+    elif fmt == "blockdev_report":
+        read_blockdev_report(text, source.name, settings)
+    elif fmt == "partitions":
+        read_partitions(text, names)
+    elif fmt == "dmsetup_info":
+        read_dmsetup_info(text, names)
+    elif fmt == "dmsetup_table":
+        read_dmsetup_table(text, names)
+    elif fmt == "lvs":
+        read_lvs(text, names)
+    elif fmt == "by_id":
+        read_dev_listing(text, names)
+    elif fmt == "pressure_io":
+        data.pressure = read_pressure(text) or data.pressure
+        data.sources.append(PerfSource(source.name, "pressure", samples=0))
+
+
+def _names_from_topology(names: Names, topology) -> None:
+    for device in getattr(topology, "devices", {}).values():
+        if device.majmin and device.name:
+            names.by_majmin.setdefault(device.majmin, device.name)
+    for mp in getattr(topology, "multipath", []):
+        if mp.dm:
+            names.aliases.setdefault(mp.name, mp.dm)
+            for path in mp.paths:
+                if path.get("device"):
+                    legs = names.legs.setdefault(mp.dm, [])
+                    if path["device"] not in legs:
+                        legs.append(path["device"])
+            names.dm_targets.setdefault(mp.dm, "multipath")
+
+
+# ---------------------------------------------------------------- samples
+
+def _lines(source, limits: Limits):
+    for chunk, _ in iter_chunks(source.path, warnings=source.warnings, name=source.name,
+                                max_bytes=limits.max_file_bytes):
+        yield from decode_log_bytes(chunk).splitlines()
+
+
+@dataclass
+class _Collected:
+    """The series one source gives each device, and the time span they cover."""
+    series: dict[str, Series] = field(default_factory=dict)
+    spans: dict[str, tuple[float, float]] = field(default_factory=dict)
+    count: int = 0
+
+
+def _collect(samples, info: PerfSource, names: Names, cap: int, interval: float | None) -> _Collected:
+    """Stream samples into one bounded series per device (memory does not grow with the input)."""
+    collected = _Collected()
+    resolved: dict[str, str] = {}
+    steps: list[float] = []
+    last_t: dict[str, float] = {}
+    for sample in samples:
+        device = resolved.get(sample.device)
+        if device is None:
+            device = resolved[sample.device] = names.resolve(sample.device)
+        t = sample.t
+        if t is None and "_report" in sample.values:
+            t = sample.values["_report"] * (interval or 1.0)   # iostat without -t: report number x interval
+        normal, apparent = normalise(sample.values, t, sample.interval or interval)
+        series = collected.series.get(device)
+        if series is None:
+            series = collected.series[device] = Series(device, info.name, cap=cap)
+        series.apparent_svctm |= apparent
+        series.add(normal, sample.line, sample.segment)
+        collected.count += 1
+        if t is not None:
+            low, high = collected.spans.get(device, (t, t))
+            collected.spans[device] = (min(low, t), max(high, t))
+            previous = last_t.get(device)
+            if previous is not None and t > previous and len(steps) < 200:
+                steps.append(t - previous)
+            last_t[device] = t
+    info.interval = info.interval or (sorted(steps)[len(steps) // 2] if steps else None)
+    if info.interval:
+        for series in collected.series.values():
+            series.fill_interval(info.interval)
+    return collected
+
+
+def _read_samples(source, names: Names, limits: Limits, cap: int) -> tuple[PerfSource, _Collected]:
+    fmt = source.format
+    info = PerfSource(source.name, {"sar": "sar text", "sar_c": "sar text", "iostat": "iostat text",
+                                    "sadf_xml": "sadf -x", "sadf_json": "sadf -j", "sadf_csv": "sadf -d",
+                                    "diskstats": "/proc/diskstats"}[fmt])
+    info.truncated = source.name.endswith(".tailed") or any(isinstance(w, PartialRead) for w in source.warnings)
+    text_source: TextSource | None = None
+    collected = _Collected()
+    try:
+        if fmt in ("sar", "sar_c", "iostat"):
+            no_since_boot = True if re.search(r"(?:^|_)-y(?:_|$)", Path(source.name).name) else None
+            text_source, samples = iter_sysstat_text(_lines(source, limits), source.name, c_locale=fmt == "sar_c",
+                                                     since_boot_skipped=no_since_boot)
+            collected = _collect(samples, info, names, cap, None)
+            if text_source.kind != "unknown":
+                info.kind = f"{text_source.kind} text"
+        elif fmt == "sadf_xml":
+            with open(source.path, "rb") as handle:
+                text_source, samples = read_sadf_xml(handle, source.name)
+            collected = _collect(samples, info, names, cap, text_source.interval)
+        elif fmt == "sadf_json":
+            text_source, samples = read_sadf_json(read_text_capped(source.path, source.name,
+                                                                   limits.max_table_bytes * 16, source.warnings),
+                                                  source.name)
+            collected = _collect(samples, info, names, cap, text_source.interval)
+        elif fmt == "sadf_csv":
+            text_source, samples = iter_sadf_csv(_lines(source, limits), source.name)
+            collected = _collect(samples, info, names, cap, None)
+        elif fmt == "diskstats":
+            text = read_text_capped(source.path, source.name, limits.max_table_bytes, source.warnings)
+            samples, snapshots, warnings = read_diskstats(text, source.name, names)
+            info.warnings += warnings
+            info.kind = "/proc/diskstats (two snapshots)" if snapshots >= 2 else "/proc/diskstats (since boot)"
+            collected = _collect(samples, info, names, cap, samples[0].interval if samples else None)
+    except (SadfError, InputError) as exc:
+        info.status = "present, not read"
+        info.warnings.append(exc.one_line() if isinstance(exc, InputError) else str(exc))
+        return info, _Collected()
+    except OSError as exc:
+        info.status = "present, not read"
+        info.warnings.append(f"{source.name}: {exc.strerror or exc}")
+        return info, _Collected()
+    if text_source is not None:
+        info.era = text_source.eras
+        info.day, info.host = text_source.day, text_source.host
+        info.locale = {k: v for k, v in (("date_order", text_source.date_order), ("clock", text_source.clock),
+                                         ("decimal_comma", text_source.decimal_comma or None),
+                                         ("average_label", text_source.average_label)) if v is not None}
+        info.restarts = len(text_source.restarts)
+        info.since_boot_report_skipped_at = text_source.skipped_since_boot
+        info.warnings += text_source.warnings
+        info.interval = text_source.interval or info.interval
+        if text_source.headerless_rows:
+            info.warnings.append(f"{source.name}: {text_source.headerless_rows} rows without a header of "
+                                 f"their own were read with the disk header above them")
+        if info.truncated and not collected.count:
+            info.warnings.append(f"{source.name}: cut short (sos keeps the tail of large files) before any disk "
+                                 f"header; its rows cannot be read by column name")
+    info.warnings = list(dict.fromkeys(list(source.warnings) + info.warnings))
+    info.samples = collected.count
+    info.devices = sorted(collected.series)
+    if not collected.count and info.status == "read":
+        info.status = "read, no disk samples"
+    return info, collected
+
+
+def _binary(source, names: Names, limits: Limits, run_sadf: bool, raw: list, cap: int) -> PerfSource:
+    """A binary saDD: read through the host's sadf when one is installed and takes the file (the
+    format changes with sysstat versions); otherwise listed as present but not read."""
+    info = PerfSource(source.name, "saDD (binary)", status="present, not read")
+    day = Path(source.name).name[2:]
+    twins = [other.name for other, _ in raw if Path(other.name).name in (f"sar{day}", f"sa{day}.xml")
+             and other.status.startswith("read")]
+    if twins:
+        info.status, info.duplicate_of = "duplicate", twins[0]
+        return info
+    sadf = shutil.which("sadf") if run_sadf else None
+    if sadf is None:
+        info.warnings.append(f"{source.name}: binary sysstat data; no sadf here to read it (the sar text or "
+                             f"sadf -x of the same day, when present, is read instead)")
+        return info
+    try:
+        result = subprocess.run([sadf, "-j", "--", "-d", str(source.path)], capture_output=True, timeout=SADF_TIMEOUT,
+                                env=dict(os.environ, LC_ALL="C"), check=False)
+    except (OSError, subprocess.TimeoutExpired) as exc:
+        info.warnings.append(f"{source.name}: sadf failed: {exc}")
+        return info
+    if result.returncode != 0:
+        reason = decode_log_bytes(result.stderr[:300]).strip().splitlines()[:1]
+        info.warnings.append(f"{source.name}: sadf could not read it ({reason[0] if reason else 'exit ' + str(result.returncode)})")
+        return info
+    try:
+        text_source, samples = read_sadf_json(decode_log_bytes(result.stdout), source.name)
+    except SadfError as exc:
+        info.warnings.append(str(exc))
+        return info
+    collected = _collect(samples, info, names, cap, text_source.interval)
+    info.status, info.kind = "read", "saDD (binary, through sadf)"
+    info.era, info.samples, info.devices = text_source.eras, collected.count, sorted(collected.series)
+    raw.append((info, collected))
+    return info
+
+
+def _build_series(data: PerformanceData, raw: list, cap: int) -> None:
+    """Each device's samples from the best source that has them; later copies of the same times
+    are duplicates. A source gives a device its samples when their time span is not already covered."""
+    covered: dict[str, list[tuple[float, float, str]]] = {}
+    for index, (info, collected) in enumerate(raw):
+        taken = False
+        duplicates_of: set[str] = set()
+        for device, series in collected.series.items():
+            span = collected.spans.get(device)
+            existing = data.series.get(device)
+            if existing is not None and span is not None:
+                overlap = [name for start, stop, name in covered.get(device, []) if start <= span[1] and span[0] <= stop]
+                if overlap:
+                    duplicates_of.update(overlap)
+                    continue
+            if existing is not None and span is None:
+                continue   # since-boot figures add nothing to a device that has interval samples
+            series.segments = array("q", (index * 10_000 + segment for segment in series.segments))
+            if existing is None:
+                data.series[device] = series
+            else:
+                existing.source = f"{existing.source}, {info.name}"
+                existing.samples = existing.samples + series.samples
+                existing.lines += series.lines
+                existing.segments += series.segments
+                existing.raw_count += series.raw_count
+                existing.apparent_svctm |= series.apparent_svctm
+                existing.merged = max(existing.merged, series.merged)
+            if span is not None:
+                covered.setdefault(device, []).append((span[0], span[1], info.name))
+            taken = True
+        if not taken and duplicates_of:
+            info.status = "duplicate"
+            info.duplicate_of = sorted(duplicates_of)[0]
+        elif duplicates_of:
+            info.warnings.append(f"{info.name}: some devices' samples are also in {', '.join(sorted(duplicates_of))}, "
+                                 f"read first; counted once")
+    for series in data.series.values():
+        samples = series.samples
+        order = sorted(range(len(samples)), key=lambda i: (samples[i][0] if samples[i][0] == samples[i][0] else -1, i))
+        if order != list(range(len(samples))):
+            series.samples = [samples[i] for i in order]
+            series.lines = array("q", (series.lines[i] for i in order))
+            series.segments = array("q", (series.segments[i] for i in order))
+        series.finish()
+
+
+# ---------------------------------------------------------------- devices
+
+def _build_devices(data: PerformanceData, names: Names, settings: QueueSettings, topology) -> None:
+    reverse_aliases: dict[str, list[str]] = {}
+    for alias, kernel_name in names.aliases.items():
+        reverse_aliases.setdefault(kernel_name, []).append(alias)
+    for majmin, kernel_name in names.by_majmin.items():
+        major, minor = majmin.split(":")
+        reverse_aliases.setdefault(kernel_name, []).append(f"dev{major}-{minor}")
+    multipath_paths = {p["device"] for mp in getattr(topology, "multipath", []) for p in mp.paths if p.get("device")}
+    wanted = set(data.series) | {d for d in settings.values if d in data.series or not devnames.is_partition(d)}
+    for name in sorted(wanted):
+        device = PerfDevice(name=name, aliases=sorted(set(reverse_aliases.get(name, [])) - {name}))
+        device.settings = dict(settings.values.get(name, {}))
+        device.settings_origin = dict(settings.origin.get(name, {}))
+        known = topology.find(name) if topology is not None else None
+        if known is not None:
+            device.model, device.vendor, device.hctl = known.model, known.vendor, known.hctl
+        classify(device, multipath_paths)
+        data.devices[name] = device
+    _groups(data, names, topology)
+
+
+def _member(name: str, data: PerformanceData) -> str:
+    """The device whose samples stand for an md member or a leg: itself, else its whole disk."""
+    if name in data.devices:
+        return name
+    return devnames.disk_of(name)
+
+
+def _groups(data: PerformanceData, names: Names, topology) -> None:
+    groups: dict[str, dict] = {}
+
+    def add(group_id: str, kind: str, parent: str | None, members: list[str]) -> None:
+        members = [m for m in dict.fromkeys(members) if m in data.devices]
+        if len(members) < 2 and kind != "stack":
+            return
+        groups[group_id] = {"kind": kind, "parent": parent, "members": members}
+        for member in members:
+            data.devices[member].groups.append(group_id)
+        if parent in data.devices:
+            data.devices[parent].members = list(dict.fromkeys(data.devices[parent].members + members))
+
+    for md_array in sorted(getattr(topology, "md_arrays", {}).values(), key=lambda a: a.name):
+        members = [_member(m, data) for m in md_array.members if m not in md_array.failed_members]
+        if md_array.name in data.devices:
+            data.devices[md_array.name].md_level = md_array.level
+        add(f"md:{md_array.name}", "md members", md_array.name, members)
+    for dm, legs in sorted(names.legs.items()):
+        members = [_member(names.resolve(leg), data) for leg in legs]
+        kind = "multipath paths" if names.dm_targets.get(dm) == "multipath" else "dm legs"
+        add(f"dm:{dm}", kind, dm, members)
+        stripes = names.stripes.get(dm)
+        if stripes and dm in data.devices:
+            data.devices[dm].stripe_kb = stripes[1] * stripes[0]
+    for mapper, pvs in sorted(names.lv_devices.items()):
+        dm = names.aliases.get(mapper, mapper)
+        if f"dm:{dm}" not in groups:
+            add(f"lv:{mapper}", "LV legs", dm if dm in data.devices else None, [_member(p, data) for p in pvs])
+    for members in _same_writes(data):
+        add(f"writes:{'+'.join(members)}", "same writes", None, members)
+    by_model: dict[tuple, list[str]] = {}
+    for device in data.devices.values():
+        if device.model and device.cls in ("hdd", "ssd", "nvme", "unknown") and not device.groups:
+            by_model.setdefault((device.vendor, device.model), []).append(device.name)
+    for (vendor, model), members in sorted(by_model.items(), key=lambda kv: str(kv[0])):
+        if len(members) >= 3:
+            add(f"model:{' '.join(x for x in (vendor, model) if x)}", "same model", None, members)
+    data.groups = groups
+
+
+_W, _WKB = INDEX["w_s"], INDEX["wkb_s"]
+SAME_WRITES_TOLERANCE = 0.05
+SAME_WRITES_MIN_WS = 5.0
+
+
+def _same_writes(data: PerformanceData) -> list[list[str]]:
+    """Whole disks outside any known group whose writes match within 5% (requests and kB) in at
+    least 80% of the samples where they write: mirror members (md RAID 1, ZFS mirrors, a hardware
+    mirror's halves) receive every write twice, so their write load is the same by construction.
+    Stacked devices (md, dm) and partitions are left out: they repeat their members' writes."""
+    candidates = {}
+    for name, device in data.devices.items():
+        series = data.series.get(name)
+        if (series is None or device.groups or device.cls in ("md", "dm", "other") or devnames.is_partition(name)):
+            continue
+        writes = {s[0]: (s[_W], s[_WKB]) for s in series.samples if s[_W] == s[_W] and s[_W] >= SAME_WRITES_MIN_WS}
+        if writes:
+            candidates[name] = writes
+    names = sorted(candidates)
+    linked: dict[str, set[str]] = {name: set() for name in names}
+    for i, first in enumerate(names):
+        for second in names[i + 1:]:
+            common = candidates[first].keys() & candidates[second].keys()
+            if not common:
+                continue
+            same = sum(1 for t in common if all(abs(a - b) <= SAME_WRITES_TOLERANCE * max(a, b)
+                                                for a, b in zip(candidates[first][t], candidates[second][t])))
+            if same >= 0.8 * len(common):
+                linked[first].add(second)
+                linked[second].add(first)
+    groups, seen = [], set()
+    for name in names:
+        if name in seen or not linked[name]:
+            continue
+        component, stack = [], [name]
+        while stack:
+            current = stack.pop()
+            if current in seen:
+                continue
+            seen.add(current)
+            component.append(current)
+            stack.extend(linked[current] - seen)
+        groups.append(sorted(component))
+    return groups

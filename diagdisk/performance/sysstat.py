@@ -1,0 +1,480 @@
+"""sar and iostat text, whatever the sysstat version and the locale it was printed in.
+
+sar writes `sar -A` sections one after another; the disk section is the one whose header holds
+`DEV` and `tps`. iostat writes one report per interval: an optional timestamp line (`-t`), an
+`avg-cpu:` block, a `Device` header and one row per device; its first report is an average since
+boot unless `-y` was given. Both are read by their header line, column by column name
+(performance.columns), never by position, so every era and -p/--pretty/-h layout is the same code:
+the device column may come first or last, values may carry unit letters (-h) and percent signs.
+
+Locale traps handled here: 12-hour times with AM/PM, dates as MM/DD/YY, DD/MM/YY, DD.MM.YYYY or
+ISO (the order of an ambiguous date is settled by the day in the file name, sarDD, when there is
+one), decimal commas, and a translated "Average:" (any row that does not start with a time).
+`LINUX RESTART` rows cut a series: no window runs across a reboot. A device name too long for its
+column makes old iostat print the name alone on a line and the values on the next.
+"""
+
+from __future__ import annotations
+
+import math
+import re
+from dataclasses import dataclass, field
+from datetime import date, datetime, timedelta
+from typing import Iterable, Iterator
+
+from .columns import COLUMNS, DEVICE_COLUMNS, IGNORED, SIZE_FIELDS, UNIT_TO_KB, era_of
+
+_TIME = re.compile(r"^(\d{1,2})[:.](\d{2})[:.](\d{2})$")
+_AMPM = {"AM": 0, "PM": 12, "am": 0, "pm": 12, "a.m.": 0, "p.m.": 12}
+_BANNER = re.compile(r"^\s*Linux\s+(\S+)\s+\(([^)]*)\)\s+(.*)$")
+_NUMBER = re.compile(r"^-?\d+(?:[.,]\d+)?(?:[eE][-+]?\d+)?$")
+_HUMAN = re.compile(r"^(-?\d+(?:[.,]\d+)?)([sBkMGTP%]?)$")
+_ISO_STAMP = re.compile(r"^\s*(\d{4})-(\d{2})-(\d{2})[T ](\d{2}):(\d{2}):(\d{2})(?:[+-]\d{4})?\s*$")
+_IOSTAT_COMMAND = re.compile(r"(?:^|[\s#$>])iostat(\s[^|;]*)?$")
+_SAR_COMMAND = re.compile(r"(?:^|[\s#$>])sar(\s[^|;]*)?")
+_INTERVAL_ARGS = re.compile(r"(?:^|\s)(\d+)(?:\s+(\d+))?\s*$")
+
+
+@dataclass
+class RawSample:
+    device: str
+    t: float | None            # seconds, on a naive local-time axis (None: the text has no clock)
+    interval: float | None     # seconds the sample averages over, when known
+    values: dict               # field -> value (performance.columns units)
+    line: int
+    segment: int = 0           # a restart or a gap in the clock starts a new segment
+
+
+@dataclass
+class TextSource:
+    """What a sar/iostat text turned out to be, for the report's `sources` entry."""
+    kind: str = "unknown"                 # sar | iostat
+    eras: list[str] = field(default_factory=list)
+    date_order: str | None = None         # MM/DD/YY, DD/MM/YY, DD.MM.YY, ISO
+    clock: str | None = None              # 24h | 12h
+    decimal_comma: bool = False
+    average_label: str | None = None      # how the file says "Average:" (translated or not)
+    interval: float | None = None
+    restarts: list[int] = field(default_factory=list)     # line numbers
+    skipped_since_boot: int | None = None  # line of the iostat report that averages since boot
+    headerless_rows: int = 0
+    host: str | None = None
+    kernel: str | None = None
+    day: str | None = None
+    warnings: list[str] = field(default_factory=list)
+
+
+def _number(token: str) -> float | None:
+    if _NUMBER.match(token):
+        return float(token.replace(",", "."))
+    return None
+
+
+def _value(token: str, field_name: str) -> float | None:
+    """A value as printed: plain, decimal comma, or with -h's unit letter or percent sign."""
+    try:
+        value = float(token)
+        return value if math.isfinite(value) else None
+    except ValueError:
+        pass
+    number = _number(token)
+    if number is not None:
+        return number
+    match = _HUMAN.match(token)
+    if not match:
+        return None
+    base = float(match.group(1).replace(",", "."))
+    unit = match.group(2)
+    if unit in ("", "%"):
+        return base
+    if field_name in SIZE_FIELDS:
+        return base * UNIT_TO_KB[unit]
+    return base * {"k": 1e3, "M": 1e6, "G": 1e9, "T": 1e12, "P": 1e15}.get(unit, 1.0)
+
+
+def parse_clock(tokens: list[str]) -> tuple[int, int] | None:
+    """(seconds since midnight, tokens used) of a row that starts with a time, 12- or 24-hour."""
+    if not tokens:
+        return None
+    match = _TIME.match(tokens[0])
+    if not match:
+        return None
+    hour, minute, second = int(match.group(1)), int(match.group(2)), int(match.group(3))
+    used = 1
+    if len(tokens) > 1 and tokens[1] in _AMPM:
+        hour = hour % 12 + _AMPM[tokens[1]]
+        used = 2
+    if hour > 23 or minute > 59 or second > 60:
+        return None
+    return hour * 3600 + minute * 60 + second, used
+
+
+def parse_date(text: str, day_hint: int | None, c_locale: bool) -> tuple[date | None, str | None, str | None]:
+    """(date, order, warning) of a banner or timestamp date in any of the orders sysstat prints."""
+    text = text.strip()
+    try:
+        m = re.match(r"^(\d{4})[-/](\d{2})[-/](\d{2})$", text)
+        if m:
+            return date(int(m.group(1)), int(m.group(2)), int(m.group(3))), "ISO", None
+        m = re.match(r"^(\d{4})年(\d{1,2})月(\d{1,2})日$", text)
+        if m:
+            return date(int(m.group(1)), int(m.group(2)), int(m.group(3))), "ISO", None
+        m = re.match(r"^(\d{1,2})\.(\d{1,2})\.(\d{2,4})$", text)
+        if m:
+            return date(_year(m.group(3)), int(m.group(2)), int(m.group(1))), "DD.MM.YY", None
+        m = re.match(r"^(\d{1,2})/(\d{1,2})/(\d{2,4})$", text)
+        if not m:
+            return None, None, None
+        first, second, year = int(m.group(1)), int(m.group(2)), _year(m.group(3))
+    except ValueError:
+        return None, None, None
+    warning = None
+    if first > 12 >= second:
+        order = "DD/MM/YY"
+    elif second > 12 >= first:
+        order = "MM/DD/YY"
+    elif day_hint is not None and first == day_hint != second:
+        order = "DD/MM/YY"
+    elif day_hint is not None and second == day_hint:
+        order = "MM/DD/YY"
+    else:
+        order = "MM/DD/YY"
+        if not c_locale and first != second:
+            warning = f"date {text} could be MM/DD or DD/MM; read as MM/DD (the C locale's order)"
+    try:
+        day = date(year, first, second) if order == "MM/DD/YY" else date(year, second, first)
+    except ValueError:
+        return None, None, None
+    return day, order, warning
+
+
+def line_text(tokens: list[str]) -> str:
+    return "".join(tokens)
+
+
+def _year(text: str) -> int:
+    year = int(text)
+    return year + 2000 if year < 100 else year
+
+
+def _epoch(day: date, seconds: int) -> float:
+    return (datetime(day.year, day.month, day.day) - _EPOCH).total_seconds() + seconds
+
+
+_EPOCH = datetime(1970, 1, 1)
+
+
+def day_hint_of(name: str) -> int | None:
+    """The day of the month a sysstat file is named after (sar19, sa19, sar20240319)."""
+    m = re.search(r"(?:^|/)sar?(\d{8}|\d{2})(?:\.[^/]*)?$", name)
+    if not m:
+        return None
+    digits = m.group(1)
+    day = int(digits[-2:])
+    return day if 1 <= day <= 31 else None
+
+
+class _Layout:
+    """A disk header: which field each column holds, and where the device name is."""
+
+    def __init__(self, columns: list[str], line: int):
+        self.columns = columns
+        self.line = line
+        self.device_index = next(i for i, c in enumerate(columns) if c in DEVICE_COLUMNS)
+        self.fields = [None if c in DEVICE_COLUMNS or c in IGNORED else COLUMNS.get(c) for c in columns]
+        self.read = [(index, spec[0], spec[1]) for index, spec in enumerate(self.fields) if spec is not None]
+        self.era = era_of(columns)
+
+    def row(self, tokens: list[str]) -> tuple[str, dict] | None:
+        if len(tokens) != len(self.columns):
+            return None
+        values = {}
+        for index, name, factor in self.read:
+            token = tokens[index]
+            try:
+                value = float(token)
+            except ValueError:
+                value = _value(token, name)
+                if value is None:
+                    return None
+            if not math.isfinite(value):
+                return None   # "nan", "inf", 1e999: not something sysstat prints
+            values[name] = value * factor
+        return tokens[self.device_index], values
+
+
+def _is_disk_header(tokens: list[str]) -> bool:
+    has_device = any(t in DEVICE_COLUMNS for t in tokens)
+    return has_device and any(t in COLUMNS for t in tokens) and not any(_number(t) is not None for t in tokens)
+
+
+def read_sysstat_text(lines: Iterable[str], name: str, c_locale: bool = False,
+                      since_boot_skipped: bool | None = None) -> tuple[TextSource, list[RawSample]]:
+    """Every disk sample of a sar or iostat text, with what the text was. `since_boot_skipped`:
+    True when the output is known to have been made with `iostat -y` (no since-boot report)."""
+    source, samples = iter_sysstat_text(lines, name, c_locale, since_boot_skipped)
+    samples = list(samples)
+    return source, samples
+
+
+def iter_sysstat_text(lines: Iterable[str], name: str, c_locale: bool = False,
+                      since_boot_skipped: bool | None = None) -> tuple[TextSource, Iterator[RawSample]]:
+    """Like read_sysstat_text, one sample at a time (memory does not grow with the text); the
+    TextSource is complete once the iterator is exhausted."""
+    reader = _TextReader(name, c_locale, since_boot_skipped)
+    return reader.source, reader.read(lines)
+
+
+class _TextReader:
+    def __init__(self, name: str, c_locale: bool, no_since_boot: bool | None):
+        self.name = name
+        self.c_locale = c_locale
+        self.day_hint = day_hint_of(name)
+        self.source = TextSource()
+        self.day: date | None = None
+        self.layout: _Layout | None = None
+        self.last_disk_layout: _Layout | None = None
+        self.segment = 0
+        self.previous_clock: int | None = None
+        self._day_start: tuple | None = None
+        self.no_since_boot = no_since_boot
+        # iostat: the rows of the current report, by device
+        self.report = 0
+        self.report_time: float | None = None
+        self.report_line = 0
+        self.current: dict[str, RawSample] = {}
+        self.run_columns: frozenset | None = None
+        self.layout_is_part = False
+        self.pending_name: str | None = None
+        self.skip_next_numbers = False
+        self.iostat_interval: float | None = None
+        # iostat's first report after its banner averages since boot, unless the run used -y
+        self.next_run_has_y = False
+        self.hold_next_report = False
+        self.held: list[RawSample] = []
+
+    # ---- the whole text
+    def read(self, lines: Iterable[str]) -> Iterator[RawSample]:
+        for number, raw in enumerate(lines, 1):
+            line = raw.rstrip("\r\n")
+            if not line.strip():
+                continue
+            yield from self._line(line, number)
+        yield from self._flush_report()
+        if self.held:
+            # the run printed nothing after its since-boot report: keep it, and say what it is
+            self.source.warnings.append(f"{self.name}:{self.held[0].line}: the only report of this iostat run "
+                                        f"averages since boot (no interval report follows)")
+            yield from self.held
+        self.held = []
+
+    def _line(self, line: str, number: int) -> Iterator[RawSample]:
+        tokens = line.split()
+        if self.layout is not None and self.source.kind == "sar" and _TIME.match(tokens[0]):
+            # the bulk of a sar file: a row of the disk section (checked in full by _sar_line)
+            clock = parse_clock(tokens)
+            if clock is not None:
+                yield from self._sar_line(tokens, clock, number)
+                return
+        banner = _BANNER.match(line)
+        if banner:
+            yield from self._flush_report()
+            self._drop_held()
+            self._banner(banner, number)
+            return
+        if self.skip_next_numbers:
+            self.skip_next_numbers = False
+            if all(_value(t, "") is not None for t in tokens):
+                return
+        if tokens[0] == "avg-cpu:":
+            self.skip_next_numbers = True
+            yield from self._new_report(number, None)
+            return
+        if _IOSTAT_COMMAND.search(line) and not _is_disk_header(tokens):
+            self._iostat_command(line)
+            return
+        if _SAR_COMMAND.search(line) and parse_clock(tokens) is None and not _is_disk_header(tokens):
+            if self.source.kind == "unknown":
+                self.source.kind = "sar"
+            return
+        stamp = self._timestamp(line)
+        if stamp is not None:
+            self.source.kind = "iostat"
+            yield from self._new_report(number, stamp)
+            return
+        clock = parse_clock(tokens)
+        if clock is not None:
+            yield from self._sar_line(tokens, clock, number)
+            return
+        if _is_disk_header(tokens) and (tokens[0].startswith("Device") or tokens[-1] == "Device"):
+            if self.source.kind == "unknown":
+                self.source.kind = "iostat"
+            columns = frozenset(tokens)
+            if self.run_columns is None:
+                self.run_columns = columns
+            elif columns == self.run_columns and self.current:
+                yield from self._new_report(number, None)   # -d without -t: a header starts each report
+            self._set_layout(tokens, number)
+            self.layout_is_part = columns != self.run_columns   # --pretty prints a report in groups
+            return
+        if self.source.kind != "iostat" and (tokens[0].endswith(":") or (len(tokens) > 1 and tokens[1] == ":")):
+            # "Average:", "Durchschn.:", "Moyenne :", "Среднее:": the file's own averages, not samples
+            label = tokens[0] if tokens[0].endswith(":") else f"{tokens[0]} :"
+            if self.source.average_label is None and label != "Summary:":
+                self.source.average_label = label
+            return
+        if self.layout is not None and self.source.kind == "iostat":
+            yield from self._iostat_row(tokens, number)
+
+    # ---- banner, timestamps, commands
+    def _banner(self, banner: re.Match, number: int) -> None:
+        self.hold_next_report = not (self.no_since_boot or self.next_run_has_y)
+        self.next_run_has_y = False
+        self.run_columns = None
+        self.source.kernel = self.source.kernel or banner.group(1)
+        self.source.host = self.source.host or banner.group(2)
+        for token in banner.group(3).split():
+            day, order, warning = parse_date(token, self.day_hint, self.c_locale)
+            if day is not None:
+                self.day = day
+                self.source.day = self.source.day or day.isoformat()
+                self.source.date_order = self.source.date_order or order
+                if warning:
+                    self.source.warnings.append(f"{self.name}:{number}: {warning}")
+                break
+        self.previous_clock = None
+
+    def _timestamp(self, line: str) -> float | None:
+        iso = _ISO_STAMP.match(line)
+        if iso:
+            y, mo, d, h, mi, s = map(int, iso.groups())
+            try:
+                return _epoch(date(y, mo, d), h * 3600 + mi * 60 + s)
+            except ValueError:
+                return None
+        tokens = line.split()
+        if len(tokens) not in (2, 3):
+            return None
+        day, order, _ = parse_date(tokens[0], self.day_hint, self.c_locale)
+        clock = parse_clock(tokens[1:])
+        if day is None or clock is None or clock[1] != len(tokens) - 1:
+            return None
+        self.source.date_order = self.source.date_order or order
+        self.source.clock = self.source.clock or ("12h" if clock[1] == 2 else "24h")
+        self.day = day
+        return _epoch(day, clock[0])
+
+    def _iostat_command(self, line: str) -> None:
+        self.source.kind = "iostat"
+        arguments = line[_IOSTAT_COMMAND.search(line).start():]
+        self.next_run_has_y = bool(re.search(r"\s-\w*y", arguments))
+        interval = _INTERVAL_ARGS.search(arguments)
+        if interval:
+            self.iostat_interval = float(interval.group(1))
+            self.source.interval = self.source.interval or self.iostat_interval
+
+    # ---- sar
+    def _sar_line(self, tokens: list[str], clock: tuple[int, int], number: int) -> Iterator[RawSample]:
+        seconds, used = clock
+        rest = tokens[used:]
+        layout = self.layout
+        # the common case first: a row of the disk section under its header
+        parsed = layout.row(rest) if layout is not None and len(rest) == len(layout.columns) else None
+        if parsed is None:
+            self.source.clock = self.source.clock or ("12h" if used == 2 else "24h")
+            if self.source.kind == "unknown":
+                self.source.kind = "sar"
+            if "RESTART" in rest:
+                self.source.restarts.append(number)
+                self.segment += 1
+                self.layout = None
+                self._advance_day(seconds)
+                return
+            if _is_disk_header(rest):
+                self._set_layout(rest, number)
+                return
+            if rest and not any(_number(t) is not None for t in rest):
+                self.layout = None   # the header of another activity (CPU, IFACE, ...)
+                return
+            if layout is None and self.last_disk_layout is not None and len(rest) == len(self.last_disk_layout.columns):
+                # rows without their header (an excerpt through grep): the file's disk header still names them
+                parsed = self.last_disk_layout.row(rest)
+                if parsed is not None:
+                    self.source.headerless_rows += 1
+            if parsed is None:
+                return
+        self._advance_day(seconds)
+        device, values = parsed
+        t = (self.day_start + seconds) if self.day is not None else float(seconds)
+        if not self.source.decimal_comma and "," in line_text(rest):
+            self.source.decimal_comma = True
+        yield RawSample(device, t, None, values, number, self.segment)
+
+    def _advance_day(self, seconds: int) -> None:
+        """A clock that goes back by more than an hour has passed midnight."""
+        if self.previous_clock is not None and seconds < self.previous_clock - 3600 and self.day is not None:
+            self.day += timedelta(days=1)
+        self.previous_clock = seconds
+
+    @property
+    def day_start(self) -> float:
+        if self._day_start is None or self._day_start[0] != self.day:
+            self._day_start = (self.day, _epoch(self.day, 0))
+        return self._day_start[1]
+
+    def _set_layout(self, tokens: list[str], number: int) -> None:
+        self.layout = _Layout(tokens, number)
+        self.last_disk_layout = self.layout
+        if self.layout.era not in self.source.eras:
+            self.source.eras.append(self.layout.era)
+
+    # ---- iostat
+    def _new_report(self, number: int, stamp: float | None) -> Iterator[RawSample]:
+        if stamp is None and not self.current:
+            return   # the avg-cpu block after a report's timestamp: still the same report
+        yield from self._flush_report()
+        self.report += 1
+        self.report_time = stamp
+        self.report_line = number
+
+    def _flush_report(self) -> Iterator[RawSample]:
+        samples = list(self.current.values())
+        self.current = {}
+        if not samples:
+            return
+        if self.hold_next_report:
+            # the first report of a run averages since boot: held until another report follows it
+            self.hold_next_report = False
+            self.held = samples
+            return
+        self._drop_held()
+        yield from samples
+
+    def _drop_held(self) -> None:
+        if self.held and self.source.skipped_since_boot is None:
+            self.source.skipped_since_boot = self.held[0].line
+        self.held = []
+
+    def _iostat_row(self, tokens: list[str], number: int) -> Iterator[RawSample]:
+        layout = self.layout
+        if len(tokens) == 1 and _number(tokens[0]) is None and len(layout.columns) > 1:
+            self.pending_name = tokens[0]   # a long name alone on its line; values on the next
+            return
+        if self.pending_name is not None and len(tokens) == len(layout.columns) - 1:
+            tokens = tokens[:layout.device_index] + [self.pending_name] + tokens[layout.device_index:]
+        self.pending_name = None
+        parsed = layout.row(tokens)
+        if parsed is None:
+            return
+        device, values = parsed
+        if "," in "".join(tokens):
+            self.source.decimal_comma = True
+        existing = self.current.get(device)
+        if existing is not None and self.layout_is_part:
+            existing.values.update(values)   # the next group of columns of the same report
+            return
+        if existing is not None:
+            # one device twice under one header: an excerpt of several reports (grep, or -d without blanks)
+            yield from self._new_report(number, None)
+        values["_report"] = float(self.report)
+        self.current[device] = RawSample(device, self.report_time, self.iostat_interval, values, number, self.segment)
