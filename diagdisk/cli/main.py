@@ -64,6 +64,12 @@ def _output_options(func):
     return func
 
 
+def _report_output_option(func):
+    return click.option("-o", "--output", type=click.Path(), default=None,
+                        help="Write the report to FILE (atomically) instead of stdout; to a folder (DIR/ or an "
+                             "existing one): one report per host, named after it.")(func)
+
+
 class _Size(click.ParamType):
     name = "SIZE"
 
@@ -105,7 +111,7 @@ def _limits(max_file_size: int, max_total_size: int, max_events: int):
               help="Exit 1 when a finding at or above this severity exists.")
 @click.option("--rules", "rules_dirs", multiple=True, type=click.Path(file_okay=False, exists=True),
               help="Add the rules in this folder to the built-in ones (repeatable).")
-@_output_options
+@_report_output_option
 @_limit_options
 @click.pass_context
 def analyze(ctx, paths, output_format, fail_on, rules_dirs, output, max_file_size, max_total_size, max_events, jobs):
@@ -119,8 +125,7 @@ def analyze(ctx, paths, output_format, fail_on, rules_dirs, output, max_file_siz
     def run():
         from .hosts import analyze_each_host, output_folder, text_blocks, write_per_host
         folder = output_folder(output)
-        if folder is None:
-            _check_output(output, paths)
+        _check_output(str(folder) if folder is not None else output, paths)
         from ..report.build import build_report
         from ..diagnosis.engine import evaluate_rules, load_rules
         rules = load_rules(extra_dirs=list(rules_dirs))
