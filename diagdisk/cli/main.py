@@ -22,6 +22,7 @@ class LazyGroup(click.Group):
     lazy = {
         "decode": ("diagdisk.cli.decode", "decode"),
         "collect": ("diagdisk.cli.collect", "collect"),
+        "fleet": ("diagdisk.cli.fleet", "fleet"),
         "rules": ("diagdisk.cli.rules", "rules"),
     }
 
