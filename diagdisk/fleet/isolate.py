@@ -25,6 +25,7 @@ import threading
 import time
 
 _READ_CHUNK = 1 << 20
+CANNOT_START_IN_MEMORY = 75  # the child's exit status when its imports do not fit the memory cap
 
 
 class IsolatedAnalyser:
@@ -77,6 +78,8 @@ class IsolatedAnalyser:
             child.wait()
             death = _describe_exit(child.returncode)
             self.close()
+            if child.returncode == CANNOT_START_IN_MEMORY:
+                return {"status": "failed", "reason": f"the analysis process {death}"}
         return {"status": "failed", "reason": f"the analysis process died twice on this input ({death})"}
 
     def _read_answer(self, child: subprocess.Popen, deadline: float):
@@ -99,6 +102,8 @@ class IsolatedAnalyser:
 
 
 def _describe_exit(code: int | None) -> str:
+    if code == CANNOT_START_IN_MEMORY:
+        return "it cannot start within the per-input memory limit, --max-memory"
     if code is not None and code < 0:
         try:
             name = signal.Signals(-code).name
@@ -137,7 +142,15 @@ def _child_main(argv: list[str]) -> int:
     answers = os.fdopen(os.dup(1), "w", encoding="utf-8")
     os.dup2(2, 1)
     signal.signal(signal.SIGINT, signal.SIG_IGN)
-    from .job import analyse
+    try:
+        # everything an analysis imports, at once: under too small a memory cap the child fails
+        # here, and says so by its exit status, not halfway through an input
+        from .job import analyse, warm_up
+        warm_up()
+    except (ImportError, MemoryError):
+        if memory_bytes:
+            return CANNOT_START_IN_MEMORY
+        raise
     for line in sys.stdin:
         result = analyse(json.loads(line))
         try:

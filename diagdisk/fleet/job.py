@@ -70,6 +70,15 @@ def _hash_file(path: Path, digest) -> None:
         digest.update(b"\0")
 
 
+def warm_up() -> None:
+    """Import what an analysis needs and build the grammars, before the first input."""
+    from ..diagnosis import analysis, engine  # noqa: F401
+    from ..logs.grammar import default_parser
+    from ..logs.reader import default_prefilter
+    from ..report import build  # noqa: F401
+    default_parser(), default_prefilter()
+
+
 def analyse(request: dict) -> dict:
     """{"inputs": [found specs], "limits": {...}, "since": ISO date or None} -> a result dict:
     status "ok" (report, row, suspects, holds), "excluded" (report date before since) or "failed"

@@ -91,7 +91,7 @@ class DaskExecutor:
             # fails the input (KilledWorker), never the run
             dask.config.set({"distributed.scheduler.allowed-failures": 1})
             self._cluster = LocalCluster(n_workers=workers or os.cpu_count() or 1, threads_per_worker=1,
-                                         processes=True, host="127.0.0.1", dashboard_address=None,
+                                         processes=True, host="127.0.0.1", dashboard_address="127.0.0.1:0",
                                          silence_logs=logging.ERROR)
             self.client = Client(self._cluster)
 
@@ -240,15 +240,19 @@ def _record(out: Path, item: FleetInput, result: dict, states: dict, options: Fl
         report = result["report"]
         stem = report_stem(result["host"], result["row"].get("report_date"), digest)
         report_file = f"{REPORTS_FOLDER}/{stem}.json"
-        atomic_write(out / report_file, json.dumps(report, indent=2, default=str) + "\n")
-        if options.html:
-            from ..report.html import render_html
-            atomic_write(out / REPORTS_FOLDER / f"{stem}.html", render_html(report))
+        # inputs of one content share one report; it names the first of them, whatever order they end in
+        writer = states.get(digest, {}).get("_written_for")
+        if writer is None or item.key < writer:
+            atomic_write(out / report_file, json.dumps(report, indent=2, default=str) + "\n")
+            if options.html:
+                from ..report.html import render_html
+                atomic_write(out / REPORTS_FOLDER / f"{stem}.html", render_html(report))
+            writer = item.key
         state = {"diagdisk_version": __version__, "content_hash": digest, "outcome": "analysed",
                  "report_file": report_file, "row": result["row"], "suspects": result["suspects"],
                  "holds": result.get("holds") or {}}
         atomic_write(out / STATE_FOLDER / f"{digest}.json", json.dumps(state, default=str) + "\n")
-        states[digest] = state
+        states[digest] = dict(state, _written_for=writer)
         return _rows_from_state(item, state)
     if status == "excluded":
         summary.excluded += 1
