@@ -172,3 +172,17 @@ def test_events_of_several_hosts_say_whose_they_are():
 def test_fail_on_counts_every_hosts_findings():
     result = run("analyze", SAMPLES / "benign-noise-healthy", NVME, "--fail-on", "high", "-j", "1")
     assert result.exit_code == ExitCode.FINDINGS
+
+
+def test_host_labels_from_folder_names_reach_the_terminal_escaped(tmp_path):
+    """A host with no name of its own is named by its folder, which anyone could have named."""
+    hostile = tmp_path / "case\x1b]0;owned\x07\x1b[2J"
+    hostile.mkdir()
+    (hostile / "proc").mkdir()
+    (hostile / "var/log").mkdir(parents=True)
+    (hostile / "var/log/messages").write_text("Mar  2 18:07:17 localhost kernel: sd 0:0:0:0: [sda] Attached SCSI disk\n")
+    result = run("analyze", hostile, NVME, "-j", "1")
+    assert result.exit_code == 0, result.stderr
+    headline = next(line for line in result.stdout.splitlines() if line.startswith("=== case"))
+    assert "\x1b" not in headline and "\x07" not in headline
+    assert headline.startswith("=== case\\x1b]0;owned\\x07\\x1b[2J: HEALTHY")

@@ -225,3 +225,46 @@ def test_docs_describe_every_column():
     for name, _, _ in FLEET_COLUMNS + SUSPECT_COLUMNS:
         assert f"`{name}`" in doc, name
     assert "`events_<kind>`" in doc
+
+
+def test_a_worker_that_dies_is_replaced_and_its_input_tried_once_more_then_failed(tmp_path):
+    """The input blocks its worker (hashing a pipe nobody writes); that worker is killed, Dask gives
+    the input to a worker once more, that one is killed too: the input fails, the run does not."""
+    require_fleet_extra()
+    import signal
+    import time
+
+    import dask
+    from distributed import Client, LocalCluster
+
+    from diagdisk.fleet.run import DaskExecutor
+    fifo = tmp_path / "never-written"
+    os.mkfifo(fifo)
+    dask.config.set({"distributed.scheduler.allowed-failures": 1})
+    with LocalCluster(n_workers=2, threads_per_worker=1, processes=True, host="127.0.0.1",
+                      dashboard_address="127.0.0.1:0") as local, Client(local) as client:
+        executor = DaskExecutor(client=client)
+        spec = [{"path": str(fifo), "kind": "file", "files": None, "identity": None}]
+        results = executor.run([(0, (spec, {"timeout": 600}, frozenset(), False))])
+        killed = []
+
+        def kill_the_worker_running_it():
+            deadline = time.monotonic() + 120
+            while len(killed) < 2 and time.monotonic() < deadline:
+                busy = [address for address, keys in client.processing().items() if keys]
+                if busy:
+                    pid = client.run(os.getpid, workers=busy[:1])[busy[0]]
+                    if pid not in killed:
+                        time.sleep(0.5)  # let it start the task
+                        os.kill(pid, signal.SIGKILL)
+                        killed.append(pid)
+                time.sleep(0.2)
+
+        import threading
+        killer = threading.Thread(target=kill_the_worker_running_it, daemon=True)
+        killer.start()
+        index, result = next(results)
+        killer.join(timeout=30)
+    assert len(killed) == 2
+    assert (index, result["status"]) == (0, "failed")
+    assert result["reason"] == "its worker died twice while analysing it (see the worker logs)"
