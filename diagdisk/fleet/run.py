@@ -119,7 +119,9 @@ class DaskExecutor:
                 future.release()
                 yield index, result
         finally:
-            self.client.cancel(list(futures))
+            unfinished = [future for future in futures if not future.done()]
+            if unfinished and self.client.status == "running":  # stopped early (Ctrl-C): drop the rest
+                self.client.cancel(unfinished)
 
     def close(self) -> None:
         self.client.close()

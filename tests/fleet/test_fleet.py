@@ -264,6 +264,7 @@ def test_a_worker_that_dies_is_replaced_and_its_input_tried_once_more_then_faile
         killer = threading.Thread(target=kill_the_worker_running_it, daemon=True)
         killer.start()
         index, result = next(results)
+        results.close()
         killer.join(timeout=30)
     assert len(killed) == 2
     assert (index, result["status"]) == (0, "failed")
