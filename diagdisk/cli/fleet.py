@@ -67,7 +67,7 @@ def fleet(ctx, paths, out, workers, scheduler, html, since, force, timeout, max_
     """
     def run():
         from ..fleet.run import check_fleet_extra
-        check_fleet_extra()
+        check_fleet_extra(html=html)
         from ..fleet.run import DaskExecutor, FleetOptions, run_fleet
         options = FleetOptions(html=html, since=_since(since), force=force, timeout=timeout, memory_bytes=max_memory,
                                checkpoint_every=checkpoint, rules_dirs=list(rules_dirs),

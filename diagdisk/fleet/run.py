@@ -314,9 +314,15 @@ def _safe(text: str) -> str:
     return (re.sub(r"[^A-Za-z0-9._-]+", "_", text).strip("._") or "host")[:100]
 
 
-def check_fleet_extra() -> None:
-    """One line saying what to install when the fleet extra is missing."""
+def check_fleet_extra(html: bool = False) -> None:
+    """One line saying what to install when the fleet extra (or, for --html, the html one) is missing."""
     missing = []
+    if html:
+        try:
+            __import__("matplotlib")
+        except ImportError:
+            raise DiagdiskError("--html needs matplotlib (the HTML reports' charts): "
+                                "pip install 'diagdisk[fleet,html]'") from None
     for module in ("distributed", "pyarrow"):
         try:
             __import__(module)
