@@ -152,6 +152,15 @@ def find_inputs(paths: list[str]) -> Discovery:
     for path in paths:
         for named in _expand(path):
             _find_under(named, discovery)
+    # a path named twice (or found again under a folder also named) is read once, not counted twice
+    seen: set[str] = set()
+    unique = []
+    for found in discovery.inputs:
+        key = found.path if found.kind == "stream" else os.path.realpath(found.path)
+        if key not in seen:
+            seen.add(key)
+            unique.append(found)
+    discovery.inputs = unique
     _identify_loose(discovery)
     return discovery
 

@@ -179,3 +179,9 @@ def test_an_unpacked_copy_and_its_archive_of_one_host_merge(tmp_path):
     groups, _, stack = discover_hosts([str(archive), str(copy)], Limits())
     with stack:
         assert [(g.label, len(g.opened)) for g in groups] == [("pgdb02", 2)]
+
+
+def test_a_path_named_twice_or_found_again_is_one_input():
+    inputs = find_inputs([str(DEMO), str(DEMO) + "/", str(SAMPLES)]).inputs
+    assert [Path(found.path).resolve() for found in inputs].count(DEMO.resolve()) == 1
+    assert len(inputs) == 13
