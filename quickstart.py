@@ -5,7 +5,7 @@
     python3 quickstart.py test    # the whole test suite (what CI runs)
 
 Each command first makes `.venv` beside this file and installs diagdisk into it with its test,
-HTML and fast extras (again only when pyproject.toml changed). Debian's python3 comes without
+HTML, fast and fleet extras (again only when pyproject.toml changed). Debian's python3 comes without
 ensurepip (it is in the python3-venv package); the virtualenv is then made without pip and pip is
 fetched from PyPI, where the other packages come from too. The Makefile's targets call this.
 """
@@ -25,7 +25,7 @@ from pathlib import Path
 ROOT = Path(__file__).resolve().parent
 VENV = ROOT / ".venv"
 PYTHON = VENV / "bin" / "python"
-EXTRAS = ".[test,html,fast]"
+EXTRAS = ".[test,html,fast,fleet]"
 
 
 def main(argv: list[str]) -> int:

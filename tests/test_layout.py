@@ -7,8 +7,9 @@ from pathlib import Path
 PACKAGE = Path(__file__).resolve().parents[1] / "diagdisk"
 
 # Shared ground first, then the stages in the order data flows through them. `collect` produces an
-# input (a bundle) from a live host; `cli` calls every stage.
-STAGES = ("diagdisk", "decode", "inputs", "collect", "logs", "topology", "performance", "diagnosis", "report", "cli")
+# input (a bundle) from a live host; `fleet` runs the stages over many inputs; `cli` calls every stage.
+STAGES = ("diagdisk", "decode", "inputs", "collect", "logs", "topology", "performance", "diagnosis", "report",
+          "fleet", "cli")
 
 
 def _module_name(path: Path) -> str:

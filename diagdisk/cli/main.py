@@ -22,6 +22,7 @@ class LazyGroup(click.Group):
     lazy = {
         "decode": ("diagdisk.cli.decode", "decode"),
         "collect": ("diagdisk.cli.collect", "collect"),
+        "fleet": ("diagdisk.cli.fleet", "fleet"),
         "rules": ("diagdisk.cli.rules", "rules"),
     }
 
@@ -62,6 +63,12 @@ def _output_options(func):
     func = click.option("-o", "--output", type=click.Path(dir_okay=False), default=None,
                         help="Write the report to FILE (atomically) instead of stdout.")(func)
     return func
+
+
+def _report_output_option(func):
+    return click.option("-o", "--output", type=click.Path(), default=None,
+                        help="Write the report to FILE (atomically) instead of stdout; to a folder (DIR/ or an "
+                             "existing one): one report per host, named after it.")(func)
 
 
 class _Size(click.ParamType):
@@ -105,32 +112,57 @@ def _limits(max_file_size: int, max_total_size: int, max_events: int):
               help="Exit 1 when a finding at or above this severity exists.")
 @click.option("--rules", "rules_dirs", multiple=True, type=click.Path(file_okay=False, exists=True),
               help="Add the rules in this folder to the built-in ones (repeatable).")
-@_output_options
+@_report_output_option
 @_limit_options
 @click.pass_context
 def analyze(ctx, paths, output_format, fail_on, rules_dirs, output, max_file_size, max_total_size, max_events, jobs):
-    """Analyze a sosreport, a bundle, log files or a folder of logs (`-` reads stdin)."""
+    """Analyze a sosreport, a bundle, log files or a folder of logs (`-` reads stdin).
+
+    Inputs are grouped by host first (hostname, uname, manifest, archive name, syslog headers):
+    several hosts give one report each (text blocks, a JSON list, or one file per host with
+    -o DIR/, plus index.html for HTML). One report file (-o FILE, HTML on stdout) for several
+    hosts is refused with exit 2, naming the hosts found.
+    """
     def run():
-        _check_output(output, paths)
-        from ..diagnosis.analysis import analyze as run_analysis
+        from .hosts import analyze_each_host, output_folder, text_blocks, write_per_host
+        folder = output_folder(output)
+        _check_output(str(folder) if folder is not None else output, paths)
         from ..report.build import build_report
         from ..diagnosis.engine import evaluate_rules, load_rules
-        analysis = run_analysis(list(paths), limits=_limits(max_file_size, max_total_size, max_events),
-                                strict=_debug(ctx), jobs=jobs)
         rules = load_rules(extra_dirs=list(rules_dirs))
-        findings, verdict = evaluate_rules(rules, analysis)
+        single = (f"the file {output}" if output not in (None, "-") and folder is None
+                  else "an HTML page on stdout" if output_format == "html" and folder is None else None)
         from ..diagnosis.perf import evaluate_performance_rules
-        performance_findings = evaluate_performance_rules(rules, analysis.performance, findings, analysis.topology)
-        report = build_report(analysis, findings, verdict, performance_findings)
-        _emit(report, output_format, output, paths)
-        if not analysis.complete:
+        labels, reports, findings, performance_findings, complete = [], [], [], [], True
+        with analyze_each_host(list(paths), _limits(max_file_size, max_total_size, max_events), _debug(ctx),
+                               jobs, single_report=single) as hosts:
+            for host in hosts:
+                host_findings, verdict = evaluate_rules(rules, host.analysis)
+                host_performance = evaluate_performance_rules(rules, host.analysis.performance, host_findings,
+                                                              host.analysis.topology)
+                labels.append(host.label)
+                reports.append(build_report(host.analysis, host_findings, verdict, host_performance))
+                findings += host_findings
+                performance_findings += host_performance
+                complete = complete and host.analysis.complete
+        if folder is not None:
+            for path in write_per_host(folder, reports, labels, output_format, list(paths)):
+                click.echo(f"diagdisk: wrote {path}", err=True)
+        elif len(reports) == 1:
+            _emit(reports[0], output_format, output, paths)
+        elif output_format == "json":
+            import json
+            _write(json.dumps(reports, indent=2, default=str) + "\n", output, paths)
+        else:
+            _write(text_blocks(reports, labels), output, paths)
+        if not complete:
             click.echo("diagdisk: warning: part of the input could not be read; the report's warnings say "
                        "which", err=True)
         if fail_on:
             threshold = SEVERITIES.index(fail_on)
             if any(SEVERITIES.index(f["severity"]) >= threshold for f in findings + performance_findings):
                 return ExitCode.FINDINGS
-        return ExitCode.OK if analysis.complete else ExitCode.PARTIAL
+        return ExitCode.OK if complete else ExitCode.PARTIAL
     ctx.exit(_guarded(ctx, run))
 
 
@@ -144,18 +176,29 @@ def events(ctx, paths, output_format, output, max_file_size, max_total_size, max
     """Every event with its source file, line, time, identity and decoded fields."""
     def run():
         _check_output(output, paths)
-        from ..diagnosis.analysis import analyze as run_analysis
+        from .hosts import analyze_each_host
         from ..diagnosis.eventtable import event_frame
-        analysis = run_analysis(list(paths), limits=_limits(max_file_size, max_total_size, max_events),
-                                strict=_debug(ctx), keep_each=True, jobs=jobs)
-        frame = event_frame(analysis.events)
+        frames, warnings, complete = [], [], True
+        with analyze_each_host(list(paths), _limits(max_file_size, max_total_size, max_events), _debug(ctx),
+                               jobs, keep_each=True) as hosts:
+            for host in hosts:
+                analysis = host.analysis
+                frames.append((host.label, event_frame(analysis.events)))
+                warnings += analysis.warnings + [w for source in analysis.sources for w in source.warnings]
+                complete = complete and analysis.complete
+        if len(frames) == 1:
+            frame = frames[0][1]
+        else:
+            import pandas
+            # several hosts in one listing: each event says whose it is
+            frame = pandas.concat([f.assign(host=label) for label, f in frames], ignore_index=True)
         if output_format == "csv":
             text = frame.to_csv(index=False)
         else:
             text = frame.to_json(orient="records", lines=True) if len(frame) else ""
         _write(text, output, paths)
-        _echo_warnings(analysis.warnings + [w for source in analysis.sources for w in source.warnings])
-        return ExitCode.OK if analysis.complete else ExitCode.PARTIAL
+        _echo_warnings(warnings)
+        return ExitCode.OK if complete else ExitCode.PARTIAL
     ctx.exit(_guarded(ctx, run))
 
 

@@ -152,31 +152,44 @@ def analyze(paths: list[str], limits: Limits | None = None, strict: bool = False
     CPU; `segment_bytes` is the smallest segment); `keep_each` keeps every event as its own record
     (for `diagdisk events`). None of them changes the result.
     """
-    analysis = Analysis(input=", ".join(paths), limits=limits or Limits(), strict=strict)
+    limits = limits or Limits()
     with contextlib.ExitStack() as stack:
-        all_sources: list[Source] = []
-        for path in paths:
-            opened = stack.enter_context(open_input(path, analysis.limits))
-            found = discover(opened.root, opened.files, multiple=len(paths) > 1 or len(opened.files) == 1,
-                             file_warnings=opened.file_warnings)
-            _check_found(opened, found, path, single_input=len(paths) == 1)
-            analysis.warnings.extend(_input_warnings(opened, found))
-            if not found:
-                analysis.warnings.append(f"{path}: holds no log, sosreport or command output diagdisk can read")
-            for source in found:
-                source.origin = path
-            all_sources.extend(found)
-        # the same sources in the same order, whatever order the inputs were named in
-        all_sources.sort(key=lambda s: (s.format, s.rotation_key, s.name, s.origin))
-        _read_metadata(analysis, all_sources)
-        _read_sources(analysis, all_sources, jobs, keep_each, chunk_size, segment_bytes)
-        if not keep_each:
-            _count_copies_once(analysis)
-        formats = {s.format for s in all_sources}
-        analysis.missing_sources = [desc for fmt, desc in EXPECTED_SOURCES.items() if fmt not in formats]
-        _build_topology(analysis)
-        # read while an archive's files still exist: the stage classifies devices with the topology
-        _read_performance(analysis, all_sources)
+        opened = [(path, stack.enter_context(open_input(path, limits))) for path in paths]
+        return analyze_opened(opened, limits=limits, strict=strict, jobs=jobs, keep_each=keep_each,
+                              chunk_size=chunk_size, segment_bytes=segment_bytes)
+
+
+def analyze_opened(inputs: list[tuple[str, OpenedInput]], limits: Limits | None = None, strict: bool = False,
+                   jobs: int | None = None, keep_each: bool = False, chunk_size: int = 16 << 20,
+                   segment_bytes: int = SEGMENT_MIN_BYTES, single_input: bool | None = None) -> Analysis:
+    """:func:`analyze` of inputs already opened, each as (path as named, OpenedInput): one host's
+    (diagdisk.inputs.discovery groups them). ``single_input`` says whether this is all the user
+    named (an input that yields nothing is then bad input); default: one input."""
+    paths = [path for path, _ in inputs]
+    single_input = len(inputs) == 1 if single_input is None else single_input
+    analysis = Analysis(input=", ".join(paths), limits=limits or Limits(), strict=strict)
+    all_sources: list[Source] = []
+    for path, opened in inputs:
+        found = discover(opened.root, opened.files, multiple=len(paths) > 1 or len(opened.files) == 1,
+                         file_warnings=opened.file_warnings)
+        _check_found(opened, found, path, single_input=single_input)
+        analysis.warnings.extend(_input_warnings(opened, found))
+        if not found:
+            analysis.warnings.append(f"{path}: holds no log, sosreport or command output diagdisk can read")
+        for source in found:
+            source.origin = path
+        all_sources.extend(found)
+    # the same sources in the same order, whatever order the inputs were named in
+    all_sources.sort(key=lambda s: (s.format, s.rotation_key, s.name, s.origin))
+    _read_metadata(analysis, all_sources)
+    _read_sources(analysis, all_sources, jobs, keep_each, chunk_size, segment_bytes)
+    if not keep_each:
+        _count_copies_once(analysis)
+    formats = {s.format for s in all_sources}
+    analysis.missing_sources = [desc for fmt, desc in EXPECTED_SOURCES.items() if fmt not in formats]
+    _build_topology(analysis)
+    # read while an archive's files still exist: the stage classifies devices with the topology
+    _read_performance(analysis, all_sources)
     return analysis
 
 

@@ -150,7 +150,12 @@ def test_output_onto_an_input_folder_is_a_usage_error(tmp_path):
     (tmp_path / "sosreport").mkdir()
     result = run("analyze", tmp_path / "sosreport", "-o", tmp_path / "sosreport")
     assert result.exit_code == ExitCode.BAD_INPUT
-    assert "is a directory" in result.stderr and "Traceback" not in result.output
+    assert "refusing to overwrite the input" in result.stderr and "Traceback" not in result.output
+    # a folder inside the input is refused too (reports are never written into an input)
+    result = run("analyze", tmp_path / "sosreport", "-o", f"{tmp_path / 'sosreport' / 'reports'}/")
+    assert result.exit_code == ExitCode.BAD_INPUT
+    assert "refusing to write inside the input folder" in result.stderr
+    assert list((tmp_path / "sosreport").iterdir()) == []
 
 
 @pytest.mark.parametrize("failure, code", [(RuntimeError("renderer crashed"), ExitCode.BAD_INPUT),

@@ -1,0 +1,248 @@
+"""One fleet input analysed exactly as `diagdisk analyze` analyses it alone, plus its table rows.
+
+A fleet input is one snapshot (a sosreport or bundle, folder or archive) or the loose logs of one
+host (diagdisk.fleet.plan). What it gives: the JSON report, the row of fleet.parquet, its suspects
+and what it holds (device models, firmware, controller drivers: the denominators of failure rates).
+This runs inside the isolated analysis process (diagdisk.fleet.isolate); every failure becomes a
+result with a one-line reason, never an exception.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import hashlib
+import os
+import re
+import time
+from collections import Counter
+from pathlib import Path
+
+from ..errors import DiagdiskError
+from ..inputs.discovery import Found, HostIdentity, open_found, syslog_host, tree_identity
+from ..inputs.limits import Limits
+from ..inputs.safeio import describe_os_error, safe_walk
+
+_HASH_CHUNK = 1 << 20
+_rules_cache: dict[tuple, list] = {}
+
+
+def found_from(spec: dict) -> Found:
+    identity = spec.get("identity")
+    return Found(path=spec["path"], kind=spec["kind"], files=spec.get("files"),
+                 identity=HostIdentity(**identity) if identity else None)
+
+
+def spec_of(found: Found) -> dict:
+    return {"path": found.path, "kind": found.kind, "files": found.files,
+            "identity": {"name": found.identity.name, "evidence": found.identity.evidence} if found.identity else None}
+
+
+def content_hash(founds: list[Found]) -> str:
+    """SHA-256 of what the input holds: an archive's or file's bytes, a folder's files (their
+    names below it and their bytes). Where the input lies does not count; the order of a loose
+    host's files does not either."""
+    digests = []
+    for found in founds:
+        digest = hashlib.sha256()
+        path = Path(found.path)
+        try:
+            if found.kind in ("sosreport", "folder"):
+                wanted = set(found.files) if found.files is not None else None
+                for file in safe_walk(path, []):
+                    name = file.relative_to(path).as_posix()
+                    if wanted is None or name in wanted:
+                        digest.update(name.encode("utf-8", "surrogateescape") + b"\0")
+                        _hash_file(file, digest)
+            else:
+                _hash_file(path, digest)
+        except OSError as exc:
+            raise DiagdiskError(describe_os_error(exc), found.path) from None
+        digests.append(digest.hexdigest())
+    if len(digests) == 1:
+        return digests[0]
+    return hashlib.sha256("\n".join(sorted(digests)).encode()).hexdigest()
+
+
+def _hash_file(path: Path, digest) -> None:
+    with open(path, "rb") as handle:
+        while block := handle.read(_HASH_CHUNK):
+            digest.update(block)
+        digest.update(b"\0")
+
+
+def warm_up() -> None:
+    """Import what an analysis needs and build the grammars, before the first input."""
+    from ..diagnosis import analysis, engine  # noqa: F401
+    from ..logs.grammar import default_parser
+    from ..logs.reader import default_prefilter
+    from ..report import build  # noqa: F401
+    default_parser(), default_prefilter()
+
+
+def analyse(request: dict) -> dict:
+    """{"inputs": [found specs], "limits": {...}, "since": ISO date or None} -> a result dict:
+    status "ok" (report, row, suspects, holds), "excluded" (report date before since) or "failed"
+    (reason)."""
+    started = time.monotonic()
+    try:
+        result = _analyse(request)
+    except DiagdiskError as exc:
+        result = {"status": "failed", "reason": exc.one_line()}
+    except MemoryError:
+        result = {"status": "failed", "reason": "ran out of memory (the per-input memory limit, --max-memory)"}
+    except RecursionError:
+        result = {"status": "failed", "reason": "nested too deeply to analyse"}
+    except Exception as exc:  # noqa: BLE001 - one input's bug is that input's failure, not the run's
+        result = {"status": "failed", "reason": f"internal error: {type(exc).__name__}: {exc}"}
+    result["seconds"] = round(time.monotonic() - started, 3)
+    return result
+
+
+def _analyse(request: dict) -> dict:
+    from ..diagnosis.analysis import analyze_opened
+    from ..diagnosis.engine import evaluate_rules, load_rules
+    from ..report.build import build_report
+    founds = [found_from(spec) for spec in request["inputs"]]
+    limits = Limits(**request.get("limits", {}))
+    with contextlib.ExitStack() as stack:
+        opened = []
+        for found in founds:
+            handle = stack.enter_context(open_found(found, limits))
+            if found.kind == "archive" and found.identity is None:
+                found.identity = tree_identity(handle.root, Path(found.path).name, handle.root.name)
+            opened.append((found.path, handle))
+        analysis = analyze_opened(opened, limits=limits, jobs=1, single_input=len(opened) == 1)
+    since = request.get("since")
+    if since and analysis.report_date is not None and analysis.report_date.isoformat() < since:
+        return {"status": "excluded", "reason": f"report date {analysis.report_date.date()} is before --since",
+                "host": _host_label(analysis, founds)}
+    rules_key = tuple(request.get("rules_dirs") or ())
+    if rules_key not in _rules_cache:
+        _rules_cache[rules_key] = load_rules(extra_dirs=list(rules_key))
+    findings, verdict = evaluate_rules(_rules_cache[rules_key], analysis)
+    report = build_report(analysis, findings, verdict)
+    host = _host_label(analysis, founds)
+    row, suspects = rows_of(report, analysis, host)
+    return {"status": "ok", "host": host, "report": report, "row": row, "suspects": suspects,
+            "holds": holdings(report, analysis)}
+
+
+def _host_label(analysis, founds: list[Found]) -> str:
+    if analysis.hostname and analysis.hostname.lower() not in ("localhost", "localhost.localdomain", "(none)"):
+        return analysis.hostname
+    for found in founds:
+        if found.identity:
+            return found.identity.name
+    return Path(founds[0].path).name
+
+
+SEVERITY_ORDER = ("info", "low", "medium", "high", "critical")
+_SCSI_HOST = re.compile(r"^(?:host|scsi)(\d+)$")
+
+
+def rows_of(report: dict, analysis, host: str) -> tuple[dict, list[dict]]:
+    """The fleet row (less input path and hash, which the caller knows) and the suspects rows."""
+    verdict = report["verdict"]
+    suspects = verdict.get("suspects") or []
+    devices = report.get("devices") or []
+    findings = report.get("findings") or []
+    top = suspects[0] if suspects else {}
+    kinds = Counter()
+    for entry in report.get("event_summary") or []:
+        kinds[entry["kind"]] += entry["count"]
+    degraded = [a["name"] or "?" for a in report.get("md_arrays") or []
+                if a.get("failed_members") or a.get("state") in ("degraded", "failed")]
+    row = {
+        "host": host,
+        "report_date": report["host"].get("report_date"),
+        "kernel": report["host"].get("kernel"),
+        "verdict": verdict["status"],
+        "severity": max((f["severity"] for f in findings), key=SEVERITY_ORDER.index, default=None),
+        "summary": verdict.get("summary"),
+        "complete": bool(report.get("complete", True)),
+        "top_fru": top.get("fru"),
+        "top_hctl": top.get("hctl"),
+        "top_device": top.get("device"),
+        "top_model": top.get("model") or _device_field(devices, top, "model"),
+        "top_serial": top.get("serial") or _device_field(devices, top, "serial"),
+        "top_firmware": _device_field(devices, top, "revision"),
+        "top_driver": controller_driver(analysis, top) if top else None,
+        "confidence": top.get("confidence"),
+        "rule_ids": ";".join(sorted({rule for s in suspects for rule in s.get("rules") or []})),
+        "event_counts": dict(sorted(kinds.items())),
+        "md_degraded": len(degraded),
+        "md_degraded_arrays": ";".join(degraded),
+        "devices": len(devices),
+        "performance_findings": None,
+    }
+    suspect_rows = []
+    for rank, suspect in enumerate(suspects, start=1):
+        suspect_rows.append({
+            "host": host, "rank": rank, "fru": suspect.get("fru"), "hctl": suspect.get("hctl"),
+            "device": suspect.get("device"),
+            "model": suspect.get("model") or _device_field(devices, suspect, "model"),
+            "serial": suspect.get("serial") or _device_field(devices, suspect, "serial"),
+            "firmware": _device_field(devices, suspect, "revision"),
+            "driver": controller_driver(analysis, suspect),
+            "confidence": suspect.get("confidence"), "score": suspect.get("score"),
+            "rule_ids": ";".join(suspect.get("rules") or []),
+            "md_arrays": ";".join(suspect.get("md_arrays") or []),
+        })
+    return row, suspect_rows
+
+
+def _device_field(devices: list[dict], suspect: dict, key: str):
+    for device in devices:
+        if (suspect.get("hctl") and device.get("hctl") == suspect["hctl"]) or (
+                suspect.get("device") and device.get("name") == suspect["device"]):
+            value = device.get(key)
+            if key == "model" and value and device.get("vendor") and not str(value).startswith(device["vendor"]):
+                return f"{device['vendor']} {value}"
+            return value
+    return None
+
+
+def controller_driver(analysis, suspect: dict) -> str | None:
+    """The driver of the controller behind a suspect, as the kernel's own messages name it: the
+    most frequent `driver` of events on the suspect's SCSI host; NVMe drives are driven by nvme."""
+    device = suspect.get("device") or ""
+    if device.startswith("nvme"):
+        return "nvme"
+    host = None
+    if suspect.get("hctl"):
+        with contextlib.suppress(ValueError):
+            host = int(suspect["hctl"].split(":")[0])
+    elif _SCSI_HOST.match(device):
+        host = int(_SCSI_HOST.match(device).group(1))
+    if host is None:
+        return None
+    drivers = Counter(event["driver"] for event in analysis.events
+                      if event.get("driver") and event.get("host") == host)
+    return drivers.most_common(1)[0][0] if drivers else None
+
+
+def holdings(report: dict, analysis) -> dict:
+    """What the input holds, counted for failure rates: devices per model and per model+firmware,
+    and the controller drivers its kernel named."""
+    models, firmware = Counter(), Counter()
+    for device in report.get("devices") or []:
+        model = _device_field([device], {"hctl": device.get("hctl"), "device": device.get("name")}, "model")
+        if model:
+            models[model] += 1
+            firmware[f"{model} {device.get('revision') or '?'}"] += 1
+    drivers = sorted({event["driver"] for event in analysis.events if event.get("driver")})
+    if any((d.get("type") == "nvme" or str(d.get("name") or "").startswith("nvme")) for d in report.get("devices") or []):
+        drivers = sorted(set(drivers) | {"nvme"})
+    return {"models": dict(models), "firmware": dict(firmware), "drivers": drivers}
+
+
+def loose_identity(founds: list[Found]) -> HostIdentity | None:
+    return syslog_host([Path(f.path) for f in founds if f.kind == "file"])
+
+
+def input_size(founds: list[Found]) -> int:
+    total = 0
+    for found in founds:
+        with contextlib.suppress(OSError):
+            total += os.stat(found.path).st_size
+    return total
