@@ -566,8 +566,10 @@ def _aliases(records: list[dict], suspect: dict) -> set[str]:
 def _shared_component(records: list[dict]) -> str | None:
     """A name for the part a host-less group shares: the one PCI function its messages name (a USB
     or RAID controller known only by address), or the USB ports of the devices that failed."""
-    hosts = _hosts(records)
-    if len(hosts) == 1:
+    # the one SCSI host every failing unit hangs off (a bus event that names no unit aside)
+    with_units = [r for r in records if r.get("unit")]
+    hosts = _hosts(with_units)
+    if len(hosts) == 1 and all(r.get("host") is not None for r in with_units):
         return f"host{hosts.pop()}"
     pcis = {r["pci"] for r in records if r.get("pci")}
     if len(pcis) == 1:
@@ -693,9 +695,11 @@ def _verdict(ranked: list[dict], findings: list[dict], analysis, unexplained: li
     who = ", ".join(x for x in (top.get("device") if top.get("device") != name else None, top.get("model"),
                                 top.get("serial") and f"serial {top['serial']}") if x)
     component = top.get("component") or {}
-    if component.get("part") and component.get("label") and component["label"] != name:
-        who = ", ".join(x for x in (component["label"], who) if x)
-    label = f"{name} ({who})" if who else name
+    described = component.get("label") if component.get("part") else None
+    if described and described != name and not described.startswith(name):
+        who = ", ".join(x for x in (described, who) if x)
+    shown = described if described and described.startswith(name) else name
+    label = f"{shown} ({who})" if who else shown
     reasons = "; ".join(f"{_title_in_sentence(f['title'])} (x{f['count']})" for f in top_findings[:3])
     arrays = f"; md arrays: {', '.join(top['md_arrays'])}" if top.get("md_arrays") else ""
     summary = f"{_VERBS[top['fru']]} {label}: {reasons}{arrays}; confidence {top['confidence']:.2f}"
