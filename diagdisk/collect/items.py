@@ -588,6 +588,8 @@ def plan(ctx: Context) -> list[Item]:
         command_item(["multipath", "-ll"], "sos_commands/multipath/multipath_-ll"),
         generated_item("/dev/disk/by-id", "sos_commands/block/ls_-lan_.dev.disk.by-id", _listing("/dev/disk/by-id"), "/dev/disk/by-id"),
         generated_item("/dev/disk/by-path", "sos_commands/block/ls_-lan_.dev.disk.by-path", _listing("/dev/disk/by-path"), "/dev/disk/by-path"),
+        # each block device's link into /sys/devices shows its whole path: controller, port, host, H:C:T:L
+        generated_item("/sys/block", "sos_commands/block/ls_-lan_.sys.block", _listing("/sys/block"), "/sys/block"),
         glob_item("scsi_device attributes", [f"/sys/class/scsi_device/*/device/{a}" for a in SCSI_DEVICE_ATTRIBUTES]),
         glob_item("scsi_disk cache type", ["/sys/class/scsi_disk/*/cache_type"]),
         glob_item("block queue settings", [f"/sys/block/*/queue/{a}" for a in QUEUE_ATTRIBUTES]),

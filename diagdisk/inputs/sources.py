@@ -76,6 +76,7 @@ SOSREPORT_PATHS: list[tuple[str, str]] = [
     ("sos_commands/block/ls_-l_.dev.disk.by-*", "by_id"),
     ("sos_commands/devices/ls_-lanR_.dev*", "by_id"),
     ("sos_commands/block/ls_-lan_.dev.disk.by-id", "by_id"),      # written by diagdisk collect
+    ("sos_commands/block/ls_-lan_.dev.disk.by-path", "by_id"),    # written by diagdisk collect
     ("sos_commands/multipath/multipath_-l*", "multipath"),
     ("sos_commands/multipath/multipath_-v4_-ll", "multipath"),
     # sos runs each smartctl command twice, the second time with -j appended (plugins ata, nvme)
