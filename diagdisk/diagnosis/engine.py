@@ -445,6 +445,11 @@ def _explained(rule: Rule, context: RuleContext, group: pd.DataFrame, records: l
         units = set(group["unit"].dropna())
         shared = GROUPINGS.get(rule.group_by)
         scope = frame["unit"].isin(units)
+        # the error handler's aborts and resets that name only the SCSI host the units hang off
+        hosts = set(group["host"].dropna())
+        if hosts:
+            names_no_unit = frame["unit"].isna() | frame["unit"].astype("string").str.fullmatch(r"host\d+").fillna(False)
+            scope |= names_no_unit.astype(bool) & frame["host"].isin(hosts)
         if shared and rule.group_by != "unit":
             scope |= frame[shared].isin(set(group[shared].dropna()))
         elif shared is None:
@@ -679,6 +684,10 @@ def _title_in_sentence(title: str) -> str:
 
 def _verdict(ranked: list[dict], findings: list[dict], analysis, unexplained: list[dict]) -> dict:
     degraded = [a for a in analysis.topology.md_arrays.values() if a.state in ("degraded", "failed")]
+    if ranked:
+        # with a part named, consequences elsewhere (an md array degrading, a filesystem giving up)
+        # follow from it; what is left unexplained is trouble some component reported
+        unexplained = [r for r in unexplained if r.get("origin") != "none"]
     loose = _unexplained_units(unexplained, analysis.topology)
     if not ranked:
         if loose:
