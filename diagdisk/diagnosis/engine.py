@@ -687,7 +687,7 @@ def _verdict(ranked: list[dict], findings: list[dict], analysis, unexplained: li
     if ranked:
         # with a part named, consequences elsewhere (an md array degrading, a filesystem giving up)
         # follow from it; what is left unexplained is trouble some component reported
-        unexplained = [r for r in unexplained if r.get("origin") != "none"]
+        unexplained = [r for r in unexplained if r.get("origin") != "none" and not _anonymous_recovery(r)]
     loose = _unexplained_units(unexplained, analysis.topology)
     if not ranked:
         if loose:
@@ -713,6 +713,12 @@ def _verdict(ranked: list[dict], findings: list[dict], analysis, unexplained: li
     arrays = f"; md arrays: {', '.join(top['md_arrays'])}" if top.get("md_arrays") else ""
     summary = f"{_VERBS[top['fru']]} {label}: {reasons}{arrays}; confidence {top['confidence']:.2f}"
     return {"status": status, "summary": summary, "suspects": ranked, "unexplained": loose}
+
+
+def _anonymous_recovery(record: dict) -> bool:
+    """An error handler's abort or reset line that names no device and no host: it is the handling
+    of whatever failed, which the findings name."""
+    return record["kind"] in ("abort", "reset", "timeout") and not record.get("unit") and record.get("host") is None
 
 
 # the most a suspect may be trusted when no rule explains its errors
