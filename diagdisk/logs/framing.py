@@ -31,9 +31,26 @@ _ISO = re.compile(
     r"|(?P<host>\S+) (?P<tag>[^\s:\[]+)(?:\[\d+\])?: ?)")
 # dmesg uptime stamp, also inside syslog messages ("kernel: [ 12.345] ...") and journal short-monotonic.
 _UPTIME = re.compile(r"\[ *(?P<up>\d+\.\d+)\] ?")
-# dmesg -T: "[Sat Mar  2 18:07:17 2024] "
+# dmesg -T: "[Sat Mar  2 18:07:17 2024] ", in the locale dmesg ran in ("[Di Mär  2 ...]", "[mar. mars  2 ...]")
 _DMESG_T = re.compile(
-    r"\[(?:Mon|Tue|Wed|Thu|Fri|Sat|Sun) (?P<mon>\w{3}) +(?P<day>\d{1,2}) (?P<hms>\d\d:\d\d:\d\d) (?P<year>\d{4})\] ?")
+    r"\[(?P<wday>[^\W\d_]{2,4}\.?),? (?P<mon>[^\W\d_]{3,5}\.?) +(?P<day>\d{1,2}) (?P<hms>\d\d:\d\d:\d\d) (?P<year>\d{4})\] ?")
+# Month abbreviations of the locales sosreports and pasted logs come from (glibc's %b): English,
+# German, French, Spanish, Italian, Portuguese, Dutch, Polish, Czech, Swedish, Russian.
+_LOCAL_MONTHS = {
+    name: number
+    for number, names in enumerate((
+        "jan janv jän ene gen sty led янв", "feb fév févr fev lut úno февр фев", "mar mär mars mrt bře мар",
+        "apr avr abr kwi dub апр", "may mai mag maj kvě май", "jun juin giu cze čvn июн", "jul juil lug lip čvc июл",
+        "aug août ago sie srp авг", "sep sept set wrz zář сен", "oct okt ott out paź říj окт",
+        "nov lis lis ноя", "dec déc dez dic gru pro дек"), start=1)
+    for name in names.split()}
+# an empty syslog field after the tag ("kernel: : sd 2:0:1:0: ...")
+_EMPTY_FIELD = re.compile(r": (?=\S)")
+# quote markers of text carried through mail ("> ", ">> ")
+_QUOTE = re.compile(r"(?:> ?)+(?=\S)")
+# `journalctl -o export`'s message field, and `journalctl -o json` records
+_EXPORT_MESSAGE = re.compile(r"MESSAGE=")
+_JOURNAL_JSON = re.compile(r'\{.*"MESSAGE" *:')
 # raw /dev/kmsg or dmesg -r priority prefix "<3>"
 _KMSG = re.compile(r"<\d{1,3}>")
 # A /dev/kmsg record as `cat /dev/kmsg` prints it: "6,1234,5678901,-;message", that is priority and
@@ -94,7 +111,15 @@ _ISO_PARTS = re.compile(r"(\d{4}-\d\d-\d\d)[T ](\d\d:\d\d:\d\d)([.,]\d+)?(Z|[+-]
 
 def frame_line(line: str) -> Framed:
     text = normalize_text(line.rstrip("\r\n"))
-    return _frame_common(text) or _frame_general(text)
+    framed = _frame_common(text) or _frame_general(text)
+    if framed.message[:2] == ": " and framed.header in ("syslog", "rfc3339"):
+        framed.message = framed.message[2:].lstrip()
+    return framed
+
+
+def month_number(name: str) -> int | None:
+    """The month of an abbreviation in any of the locales above (Mar, Mär, mars, мар)."""
+    return MONTHS.get(name) or _LOCAL_MONTHS.get(name.lower().rstrip("."))
 
 
 def _frame_common(text: str) -> Framed | None:
@@ -160,6 +185,16 @@ def _frame_general(text: str) -> Framed:
         framed = _frame_kmsg(text)
         if framed is not None:
             return framed
+    if text[:1] == ">":
+        quote = _QUOTE.match(text)
+        if quote:
+            text = text[quote.end():]
+    if text[:8] == "MESSAGE=":
+        return Framed(message=text[8:].strip(), header="journal_export")
+    if text[:1] == "{" and _JOURNAL_JSON.match(text):
+        framed = _frame_journal_json(text)
+        if framed is not None:
+            return framed
     framed = Framed(message=text)
     pos = 0
     progress = True
@@ -198,10 +233,10 @@ def _frame_general(text: str) -> Framed:
                 progress = True
                 continue
             m = _DMESG_T.match(text, pos)
-            if m and m["mon"] in MONTHS:
+            if m and month_number(m["mon"]):
                 timed = True
                 framed.header = framed.header or "dmesg_T"
-                framed.wall = _valid_datetime(int(m["year"]), MONTHS[m["mon"]], int(m["day"]),
+                framed.wall = _valid_datetime(int(m["year"]), month_number(m["mon"]), int(m["day"]),
                                               *map(int, m["hms"].split(":")))
                 pos = m.end()
                 progress = True
@@ -236,6 +271,32 @@ def _frame_general(text: str) -> Framed:
     stripped = rest.lstrip()
     framed.indented = len(stripped) != len(rest)
     framed.message = stripped.rstrip()
+    return framed
+
+
+def _frame_journal_json(text: str) -> Framed | None:
+    """One record of `journalctl -o json`: the message, its wall time (__REALTIME_TIMESTAMP, in
+    microseconds) and its kernel uptime (_SOURCE_MONOTONIC_TIMESTAMP)."""
+    import json
+    try:
+        record = json.loads(text)
+    except ValueError:
+        return None
+    message = record.get("MESSAGE") if isinstance(record, dict) else None
+    if isinstance(message, list):  # a message that is not UTF-8 comes as a list of byte values
+        message = bytes(b for b in message if isinstance(b, int) and 0 <= b < 256).decode("utf-8", "replace")
+    if not isinstance(message, str):
+        return None
+    framed = Framed(message=message.strip(), header="journal_json", host=record.get("_HOSTNAME"),
+                    tag="kernel" if record.get("_TRANSPORT") == "kernel" else record.get("SYSLOG_IDENTIFIER"))
+    try:
+        framed.wall = datetime.fromtimestamp(int(record["__REALTIME_TIMESTAMP"]) / 1e6, tz=timezone.utc)
+    except (KeyError, TypeError, ValueError, OverflowError, OSError):
+        pass
+    try:
+        framed.uptime = int(record["_SOURCE_MONOTONIC_TIMESTAMP"]) / 1e6
+    except (KeyError, TypeError, ValueError, OverflowError):
+        pass
     return framed
 
 

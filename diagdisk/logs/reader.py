@@ -10,6 +10,7 @@ sense key on its own line) or after (a journal printed newest first).
 from __future__ import annotations
 
 import re
+from datetime import datetime, timezone
 from collections.abc import Iterator
 from dataclasses import dataclass, field
 from functools import cache
@@ -24,7 +25,9 @@ from .prefilter import Prefilter
 from ..inputs.safeio import decode_log_bytes
 
 MAX_UNPARSED_SAMPLES = 20
-_HEADER_STYLES = {"syslog", "rfc3339", "dmesg", "dmesg_T", "kmsg", "tag_only"}
+_HEADER_STYLES = {"syslog", "rfc3339", "dmesg", "dmesg_T", "kmsg", "tag_only", "journal_json"}
+# `journalctl -o export` keeps a record's times on lines of their own, around its MESSAGE line
+_EXPORT_TIMES = re.compile(rb"^(__REALTIME_TIMESTAMP|_SOURCE_MONOTONIC_TIMESTAMP)=(\d{1,20})$", re.M)
 # styles whose lines name the program that wrote them (kernel lines say "kernel")
 _TAGGED_STYLES = {"syslog", "rfc3339", "tag_only"}
 
@@ -182,6 +185,8 @@ class LogReader:
                 # dmesg -T prints the later lines of one printk indented, without a stamp of their own
                 timed = framed if framed.header is not None or not framed.indented else \
                     (self._header_above(text, start) or framed)
+                if framed.header == "journal_export":
+                    _export_record_times(text, start, end, framed)
                 for event in events:
                     _stamp(event, timed, source_name, first_line_no, raw)
                     if not _has_identity(event):
@@ -347,6 +352,22 @@ class LogReader:
                        decode_log_bytes(text[bounds[0]:bounds[1]]).rstrip("\r"))
                 found.append(context)
         return found
+
+
+def _export_record_times(text: bytes, start: int, end: int, framed: Framed) -> None:
+    """The wall time and uptime of a `journalctl -o export` record, from its other fields (the
+    record runs from the blank line before its MESSAGE to the blank line after it)."""
+    first = text.rfind(b"\n\n", 0, start)
+    last = text.find(b"\n\n", end)
+    record = text[first + 1 if first >= 0 else 0: last if last >= 0 else len(text)]
+    for name, value in _EXPORT_TIMES.findall(record):
+        try:
+            if name == b"__REALTIME_TIMESTAMP":
+                framed.wall = datetime.fromtimestamp(int(value) / 1e6, tz=timezone.utc)
+            else:
+                framed.uptime = int(value) / 1e6
+        except (ValueError, OverflowError, OSError):
+            pass  # an absurd stamp leaves the event without that time
 
 
 def header_style(start_of_file: bytes) -> tuple[bool, str]:
