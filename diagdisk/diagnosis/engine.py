@@ -18,12 +18,13 @@ folds into the controller (the controller is the more specific explanation).
 
 from __future__ import annotations
 
+import functools
 import math
+import operator
 import re
 from dataclasses import dataclass, field
 from pathlib import Path
 
-import pandas as pd
 import yaml
 
 from ..errors import DiagdiskError
@@ -215,41 +216,68 @@ def load_rules(extra_dirs: list[str] | None = None, only: list[Path] | None = No
 
 
 # ---------------------------------------------------------------- evaluation
+#
+# Rules run over plain rows (one dict per event record, one per device): a log folds into records,
+# so even a storm gives a few thousand rows, and a table library would cost more to import than
+# the rules take to run on a small input.
 
-def _mask(frame: pd.DataFrame, selection: dict) -> pd.Series:
-    mask = pd.Series(True, index=frame.index)
+_COMPARISONS = {"gte": operator.ge, "lte": operator.le, "gt": operator.gt, "lt": operator.lt}
+
+
+def _cell(row: dict, name: str):
+    value = row.get(name)
+    return None if isinstance(value, float) and math.isnan(value) else value
+
+
+def _as_text(value) -> str:
+    return str(value)
+
+
+def _as_number(value) -> float | None:
+    if isinstance(value, bool):
+        return int(value)
+    if isinstance(value, (int, float)):
+        return value
+    if isinstance(value, str):
+        try:
+            return float(value)
+        except ValueError:
+            return None
+    return None
+
+
+@functools.lru_cache(maxsize=512)
+def _pattern(alternatives: tuple) -> re.Pattern:
+    return re.compile("|".join(f"(?:{v})" for v in alternatives))
+
+
+def _matches(row: dict, selection: dict) -> bool:
+    """Whether one row meets every condition of a selection (a map is AND, a list value is OR)."""
     for key, expected in selection.items():
         name, _, modifier = key.partition("|")
-        column = frame[name] if name in frame else pd.Series(None, index=frame.index, dtype=object)
+        value = _cell(row, name)
         values = expected if isinstance(expected, list) else [expected]
         if modifier == "exists":
-            test = column.notna() if expected else column.isna()
+            ok = (value is not None) if expected else (value is None)
         elif modifier == "contains":
-            text = column.astype("string")
-            test = pd.Series(False, index=frame.index)
-            for value in values:
-                test |= text.str.contains(str(value), regex=False).fillna(False).astype(bool)
+            ok = value is not None and any(str(v) in _as_text(value) for v in values)
         elif modifier == "re":
-            text = column.astype("string")
-            test = text.str.contains("|".join(f"(?:{v})" for v in values), regex=True).fillna(False).astype(bool)
-        elif modifier in ("gte", "lte", "gt", "lt"):
-            numbers = pd.to_numeric(column, errors="coerce")
-            op = {"gte": numbers.ge, "lte": numbers.le, "gt": numbers.gt, "lt": numbers.lt}[modifier]
-            test = op(values[0]).fillna(False).astype(bool)
+            ok = value is not None and _pattern(tuple(str(v) for v in values)).search(_as_text(value)) is not None
+        elif modifier in _COMPARISONS:
+            number = _as_number(value)
+            ok = number is not None and _COMPARISONS[modifier](number, values[0])
         elif modifier == "not":
-            test = ~column.isin(values)
+            ok = value is None or value not in values
         else:
-            test = column.isin(values)
-        mask &= test
-    return mask
+            ok = value is not None and value in values
+        if not ok:
+            return False
+    return True
 
 
-def _selection_mask(frame: pd.DataFrame, rule: Rule) -> pd.Series:
-    """Rows the rule selects, less those any of its filters (benign look-alikes) match."""
-    mask = _mask(frame, rule.select)
-    for selection in rule.filter:
-        mask &= ~_mask(frame, selection)
-    return mask
+def _selected(row: dict, rule: Rule) -> bool:
+    """Whether the rule selects a row that none of its filters (benign look-alikes) matches."""
+    return _matches(row, rule.select) and not any(_matches(row, selection) for selection in rule.filter)
 
 
 def _densest_window(records: list[dict], window: float | None) -> int:
@@ -286,8 +314,8 @@ def _densest_window(records: list[dict], window: float | None) -> int:
 
 @dataclass
 class RuleContext:
-    events: pd.DataFrame
-    devices: pd.DataFrame
+    events: list[dict]      # one row per event record: its fields, `unit` and the group keys
+    devices: list[dict]     # one row per device: identity, SMART health and smart_<flag> values
     records: list[dict]
     topology: object
 
@@ -304,13 +332,16 @@ def build_context(analysis) -> RuleContext:
         mp = path_of.get(event.get("hctl")) or path_of.get(event.get("device"))
         if mp:
             event["mpath_map"] = mp
-    columns = sorted(set(EVENT_FIELDS) | {"unit", "_index"})
-    frame = pd.DataFrame([{**{k: e.get(k) for k in columns}, "_index": i} for i, e in enumerate(records)],
-                         columns=columns)
-    frame["host_key"] = frame["host"].map(lambda h: None if _missing(h) else f"host{int(h)}")
-    # a SCSI bus: one channel of one host (old parallel SCSI adapters have two or more)
-    frame["channel_key"] = [None if _missing(h) or _missing(c) else f"host{int(h)} channel {int(c)}"
-                            for h, c in zip(frame["host"], frame["channel"])]
+    columns = sorted(set(EVENT_FIELDS) | {"unit"})
+    rows = []
+    for index, event in enumerate(records):
+        row = {k: event.get(k) for k in columns}
+        row["_index"] = index
+        host, channel = _cell(row, "host"), _cell(row, "channel")
+        row["host_key"] = None if host is None else f"host{int(host)}"
+        # a SCSI bus: one channel of one host (old parallel SCSI adapters have two or more)
+        row["channel_key"] = None if host is None or channel is None else f"host{int(host)} channel {int(channel)}"
+        rows.append(row)
     device_rows = []
     for device in topology.devices.values():
         row = {"unit": device.hctl or device.key, "hctl": device.hctl, "name": device.name, "type": device.type,
@@ -323,7 +354,7 @@ def build_context(analysis) -> RuleContext:
             except ValueError:
                 row[f"smart_{key}"] = 1
         device_rows.append(row)
-    return RuleContext(events=frame, devices=pd.DataFrame(device_rows), records=records, topology=topology)
+    return RuleContext(events=rows, devices=device_rows, records=records, topology=topology)
 
 
 def _device_info(topology, unit: str | None) -> dict:
@@ -341,39 +372,40 @@ def _device_info(topology, unit: str | None) -> dict:
 def evaluate_rule(rule: Rule, context: RuleContext) -> list[dict]:
     if rule.scope == "devices":
         return _evaluate_device_rule(rule, context)
-    frame = context.events
-    if frame.empty:
-        return []
-    mask = _selection_mask(frame, rule)
-    selected = frame[mask]
-    if selected.empty:
+    rows = context.events
+    selected = [row for row in rows if _selected(row, rule)]
+    if not selected:
         return []
     key = GROUPINGS[rule.group_by]
+    groups: dict = {}
     if key is None:
-        groups = [(None, selected)]
+        groups[None] = selected
     elif key in ("unit", "mpath_map", "md"):
-        groups = list(selected.groupby(key, dropna=True, observed=True))
+        for row in selected:
+            value = _cell(row, key)
+            if value is not None:
+                groups.setdefault(value, []).append(row)
     else:
         # events that name no host (a controller known only by its PCI address) form one group
-        keyed = selected.assign(_group=selected[key].astype(object).where(selected[key].notna(), ""))
-        groups = list(keyed.groupby("_group", observed=True))
+        for row in selected:
+            value = _cell(row, key)
+            groups.setdefault("" if value is None else value, []).append(row)
     findings = []
     count_needed = int(rule.threshold.get("count", 1))
     units_needed = int(rule.threshold.get("distinct_units", 0))
     window = rule.threshold.get("window")
     including = rule.threshold.get("including")
-    for group_key, group in groups:
-        if group.empty:
-            continue
-        repeats = int(group["repeat"].fillna(1).astype(int).sum())
+    for group_key in sorted(groups, key=lambda k: (k is not None, k if k is not None else "")):
+        group = groups[group_key]
+        repeats = sum(1 if _cell(row, "repeat") is None else int(row["repeat"]) for row in group)
         if repeats < count_needed:
             continue
-        records = [context.records[i] for i in group["_index"]]
+        records = [context.records[row["_index"]] for row in group]
         if units_needed and _densest_window(records, window) < units_needed:
             continue
-        if including is not None and not _mask(group, including).any():
+        if including is not None and not any(_matches(row, including) for row in group):
             continue
-        if rule.quiet_neighbours and rule.group_by == "unit" and _neighbours_noisy(group_key, frame, mask):
+        if rule.quiet_neighbours and rule.group_by == "unit" and _neighbours_noisy(group_key, selected):
             continue
         findings.append(_finding(rule, context, group_key, records, repeats))
     return findings
@@ -383,12 +415,11 @@ def _missing(value) -> bool:
     return value is None or (isinstance(value, float) and math.isnan(value))
 
 
-def _neighbours_noisy(unit, frame: pd.DataFrame, mask: pd.Series) -> bool:
-    hosts = frame.loc[mask & (frame["unit"] == unit), "host_key"].dropna().unique()
-    if len(hosts) == 0:
-        return False
-    others = frame[mask & frame["host_key"].isin(hosts) & (frame["unit"] != unit) & frame["unit"].notna()]
-    return not others.empty
+def _neighbours_noisy(unit, selected: list[dict]) -> bool:
+    """Whether the rule also selects events of other units on the SCSI hosts of this one."""
+    hosts = {row["host_key"] for row in selected if row.get("unit") == unit and row["host_key"] is not None}
+    return bool(hosts) and any(row["host_key"] in hosts and row.get("unit") is not None and row.get("unit") != unit
+                               for row in selected)
 
 
 def _finding(rule: Rule, context: RuleContext, group_key, records: list[dict], count: int) -> dict:
@@ -433,11 +464,10 @@ def _shared_component(records: list[dict]) -> str | None:
 
 
 def _evaluate_device_rule(rule: Rule, context: RuleContext) -> list[dict]:
-    frame = context.devices
-    if frame.empty:
-        return []
     findings = []
-    for _, row in frame[_selection_mask(frame, rule)].iterrows():
+    for row in context.devices:
+        if not _selected(row, rule):
+            continue
         device = context.topology.find(row["unit"])
         flags = (device.smart or {}).get("flags", []) if device else []
         source = (device.smart or {}).get("source") if device else None
