@@ -45,6 +45,14 @@ class SourceReport:
     unparsed_samples: list = field(default_factory=list)
     warnings: list[str] = field(default_factory=list)
     origin: str = ""        # the input it came from
+    # the kernel log lines it holds and when the first and last were written (logs.coverage)
+    kernel_lines: int = 0
+    kernel_first: str | None = None
+    kernel_last: str | None = None
+    kernel_first_uptime: float | None = None
+    kernel_last_uptime: float | None = None
+    years_inferred: bool = False
+    duplicate_of: str | None = None   # not read: another source holds the same lines
 
 
 @dataclass
@@ -66,6 +74,9 @@ class Analysis:
     # An unexpected exception while reading one source becomes that source's warning, so one
     # odd file cannot stop the analysis; strict (--debug) lets it through to show the bug.
     strict: bool = False
+    collection: dict | None = None      # the manifest of a `diagdisk collect` bundle
+    window: object = None               # coverage.Window the events were cut to, if any
+    coverage: object = None             # coverage.Coverage, once assessed
 
     @property
     def complete(self) -> bool:
@@ -184,6 +195,8 @@ def _read_metadata(analysis: Analysis, sources: list[Source]) -> None:
     for source in sources:
         if source.format == "sos_manifest":
             manifests.append(source)
+        elif source.format == "bundle_manifest" and analysis.collection is None:
+            analysis.collection = _bundle_manifest(source, analysis.limits)
         try:
             text = read_text_capped(source.path, source.name, 4096) if source.format in (
                 "date", "hostname", "uname") else None
@@ -225,6 +238,17 @@ def _sos_manifest_date(source: Source, limits: Limits) -> datetime | None:
         if when is not None:
             return when
     return None
+
+
+def _bundle_manifest(source: Source, limits: Limits) -> dict | None:
+    """A `diagdisk collect` manifest: what each collection step got, or why not (coverage)."""
+    try:
+        manifest = json.loads(read_text_capped(source.path, source.name, limits.max_table_bytes))
+    except (InputError, ValueError, RecursionError):
+        return None
+    if not isinstance(manifest, dict) or not str(manifest.get("schema", "")).startswith("diagdisk.bundle/"):
+        return None
+    return manifest
 
 
 # Syslog header host names that name no host: those of lines logged before the host name was set.
@@ -282,6 +306,7 @@ def _read_sources(analysis: Analysis, sources: list[Source], jobs: int | None, k
                               origin=source.origin)
         analysis.sources.append(report)
         if source.duplicate_of:
+            report.duplicate_of = source.duplicate_of
             continue  # its warnings name the source read instead
         try:
             if source.format == "log":
@@ -294,6 +319,7 @@ def _read_sources(analysis: Analysis, sources: list[Source], jobs: int | None, k
                 report.unparsed_candidates = read.unparsed_candidates
                 report.unparsed_samples = read.unparsed_samples
                 report.warnings.extend(read.warnings)
+                _note_kernel_lines(report, read.kernel, analysis.report_date)
                 if read.header_style:
                     report.format = read.header_style
                 for record in result.records:
@@ -326,6 +352,15 @@ def _read_sources(analysis: Analysis, sources: list[Source], jobs: int | None, k
             if analysis.strict:
                 raise
             report.warnings.append(PartialRead(f"{source.name}: {exc}"))
+
+
+def _note_kernel_lines(report: SourceReport, kernel, report_date) -> None:
+    from ..logs.coverage import kernel_span
+    report.kernel_lines = kernel.count
+    span = kernel_span(kernel, report_date)
+    report.kernel_first, report.kernel_last = span.first, span.last
+    report.kernel_first_uptime, report.kernel_last_uptime = span.first_uptime, span.last_uptime
+    report.years_inferred = span.years_inferred
 
 
 def read_logs(logs: list[Source], analysis: Analysis, jobs: int | None, keep_each: bool,

@@ -376,6 +376,9 @@ def evaluate_rule(rule: Rule, context: RuleContext) -> list[dict]:
     selected = [row for row in rows if _selected(row, rule)]
     if not selected:
         return []
+    for row in selected:
+        # what some rule takes for a sign of a fault; the rest is shown as benign (report timeline)
+        context.records[row["_index"]]["_flagged"] = True
     key = GROUPINGS[rule.group_by]
     groups: dict = {}
     if key is None:
@@ -544,22 +547,64 @@ def _title_in_sentence(title: str) -> str:
     return f"{first.lower()} {rest}".strip()
 
 
+# Verdict statuses, most severe first: when several apply, the first of them is the verdict's.
+# failure and suspect name a part (a finding's confidence decides which); degraded is an md array
+# running without redundancy; unexplained is error events no rule explains; inconclusive is too
+# little evidence for any verdict (coverage.py); healthy only when none of these applies.
+VERDICT_STATUSES = ("failure", "degraded", "suspect", "unexplained", "inconclusive", "healthy")
+
+
+def most_severe(statuses) -> str:
+    """The status that comes first in VERDICT_STATUSES (healthy when there is none)."""
+    found = set(statuses)
+    return next((status for status in VERDICT_STATUSES if status in found), "healthy")
+
+
 def _verdict(ranked: list[dict], findings: list[dict], analysis) -> dict:
+    from .coverage import assess_coverage
+    coverage = assess_coverage(analysis)
     degraded = [a for a in analysis.topology.md_arrays.values() if a.state in ("degraded", "failed")]
-    if not ranked:
-        status = "degraded" if degraded else "healthy"
-        summary = ("md arrays degraded: " + ", ".join(a.name for a in degraded) + "; no failing part identified."
-                   if degraded else "No storage fault found.")
-        return {"status": status, "summary": summary, "suspects": []}
-    top = ranked[0]
-    top_findings = [f for f in findings if not f["consequence"] and _suspect_key(f) == (top["fru"], top.get("hctl") or top.get("device"))]
-    severities = {f["severity"] for f in top_findings}
-    status = "failure" if severities & {"critical", "high"} and top["confidence"] >= 0.7 else "suspect"
-    name = top.get("hctl") or top.get("device") or "the shared component"
-    who = ", ".join(x for x in (top.get("device") if top.get("device") != name else None, top.get("model"),
-                                top.get("serial") and f"serial {top['serial']}") if x)
-    label = f"{name} ({who})" if who else name
-    reasons = "; ".join(f"{_title_in_sentence(f['title'])} (x{f['count']})" for f in top_findings[:3])
-    arrays = f"; md arrays: {', '.join(top['md_arrays'])}" if top.get("md_arrays") else ""
-    summary = f"{_VERBS[top['fru']]} {label}: {reasons}{arrays}; confidence {top['confidence']:.2f}"
-    return {"status": status, "summary": summary, "suspects": ranked}
+    statuses = []
+    reasons: list[str] = []
+    if ranked:
+        top = ranked[0]
+        top_findings = [f for f in findings if not f["consequence"]
+                        and _suspect_key(f) == (top["fru"], top.get("hctl") or top.get("device"))]
+        severities = {f["severity"] for f in top_findings}
+        statuses.append("failure" if severities & {"critical", "high"} and top["confidence"] >= 0.7 else "suspect")
+        name = top.get("hctl") or top.get("device") or "the shared component"
+        who = ", ".join(x for x in (top.get("device") if top.get("device") != name else None, top.get("model"),
+                                    top.get("serial") and f"serial {top['serial']}") if x)
+        label = f"{name} ({who})" if who else name
+        reasons = [f"{_title_in_sentence(f['title'])} (x{f['count']})" for f in top_findings[:3]]
+        arrays = f"; md arrays: {', '.join(top['md_arrays'])}" if top.get("md_arrays") else ""
+        headline = f"{_VERBS[top['fru']]} {label}, confidence {top['confidence']:.2f}"
+        summary = f"{_VERBS[top['fru']]} {label}: {'; '.join(reasons)}{arrays}; confidence {top['confidence']:.2f}"
+        if top.get("md_arrays"):
+            reasons.append(f"member of md arrays {', '.join(top['md_arrays'])}")
+    if degraded:
+        statuses.append("degraded")
+        names = ", ".join(a.name for a in degraded)
+        if not ranked:
+            headline = f"md arrays degraded: {names}; no failing part identified"
+            summary = headline
+        else:
+            reasons.append(f"md arrays degraded: {names}")
+    if not coverage.supports_verdict:
+        statuses.append("inconclusive")
+        if not ranked and not degraded:
+            headline = summary = f"No verdict: {coverage.reason}"
+            reasons += [f"{gap['what']}: {gap['why']}" for gap in coverage.not_read[:5]]
+        else:
+            reasons.append(f"coverage: {coverage.reason}")
+    status = most_severe(statuses)
+    if status == "healthy":
+        headline = summary = f"No storage fault found in {_coverage_phrase(coverage)}."
+    return {"status": status, "summary": summary, "headline": headline, "reasons": reasons, "suspects": ranked}
+
+
+def _coverage_phrase(coverage) -> str:
+    lines = f"{coverage.kernel_lines:,} kernel log line{'s' if coverage.kernel_lines != 1 else ''}"
+    if coverage.first and coverage.last:
+        return f"{lines} ({coverage.first[:19].replace('T', ' ')} .. {coverage.last[:19].replace('T', ' ')})"
+    return lines
