@@ -8,6 +8,7 @@ import concurrent.futures.thread  # noqa: F401  (imported before dropping privil
 import gzip  # noqa: F401
 import json
 import os
+import re
 import shutil
 import socket  # noqa: F401
 import tarfile
@@ -380,8 +381,8 @@ def test_analyze_flag_reports_on_the_bundle_it_just_wrote(world_dir):
     result = invoke(["--root", root, "--bin-dir", bin_dir, "-o", world_dir / "out.tar.gz", "--analyze"], world_dir)
     assert result.exit_code == 0, result.output
     report = result.stdout
-    assert report.startswith("diagdisk ") and "out.tar.gz" in report.splitlines()[0]
-    verdict = next(line for line in report.splitlines() if line.startswith("VERDICT"))
+    verdict = report.splitlines()[0]
+    assert any(line.startswith("diagdisk ") and "out.tar.gz" in line for line in report.splitlines())
     # the recorded log has a medium error on sda and the replayed SMART sample is failing
     assert "Replace disk" in verdict and "sda" in verdict
     assert "Hitachi" in report and "db1" in report
@@ -392,7 +393,7 @@ def test_analyze_flag_on_a_real_run_prints_a_report(world_dir):
     result = invoke(["-o", world_dir / "real.tar.gz", "--timeout", "20", "--deadline", "120", "--analyze"],
                     world_dir)
     assert result.exit_code == 0, result.output
-    assert any(line.startswith("VERDICT") for line in result.stdout.splitlines())
+    assert re.match(r"(FAILURE|DEGRADED|SUSPECT|UNEXPLAINED|INCONCLUSIVE|HEALTHY): ", result.stdout)
     assert (world_dir / "real.tar.gz").exists()
 
 
