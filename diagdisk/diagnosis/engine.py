@@ -472,11 +472,18 @@ def _evaluate_device_rule(rule: Rule, context: RuleContext) -> list[dict]:
         if not _selected(row, rule):
             continue
         device = context.topology.find(row["unit"])
-        flags = (device.smart or {}).get("flags", []) if device else []
-        source = (device.smart or {}).get("source") if device else None
-        record = {"source": source or "smartctl", "line": 0, "unit": row["unit"],
-                  "raw": f"SMART health {row.get('smart_health')}; " + ", ".join(flags)}
-        findings.append(_finding(rule, context, row["unit"], [record], 1))
+        smart = (device.smart or {}) if device else {}
+        flags = smart.get("flags", [])
+        source = smart.get("source") or "smartctl"
+        # the smartctl lines behind the flags the rule asks about (all of them for a health rule)
+        asked = {key.partition("|")[0].removeprefix("smart_") for key in rule.select if key.startswith("smart_")}
+        lines = [item for item in smart.get("evidence") or []
+                 if "health" in asked or asked & set(item.get("flags") or [])]
+        records = [{"source": source, "line": item["line"], "unit": row["unit"], "raw": item["text"]} for item in lines]
+        records = records or [{"source": source, "line": 0, "unit": row["unit"],
+                               "raw": f"SMART health {row.get('smart_health')}; " + ", ".join(flags)}]
+        finding = _finding(rule, context, row["unit"], records, 1)
+        findings.append(finding)
     return findings
 
 
