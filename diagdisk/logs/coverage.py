@@ -43,12 +43,18 @@ class KernelLines:
         if style in RING_BUFFER_STYLES and _KERNEL_TAG not in text[start:end]:
             self.count += text.count(b"\n", start, end) + (text[end - 1:end] != b"\n")
             self._remember(text, _first_nonblank(text, start, end), _last_nonblank(text, start, end))
-        elif style is not None and style != "bare":
-            found = (text.count(_KERNEL_TAG, start, end) + text.count(_TAG_AT_LINE_START, start, end)
-                     + text.startswith(_TAG_AT_LINE_START[1:], start))
+        elif style == "tag_only":   # "kernel: message", as journalctl -o cat-like prints leave it
+            found = text.count(_TAG_AT_LINE_START, start, end) + text.startswith(_TAG_AT_LINE_START[1:], start)
             if found:
                 self.count += found
-                self._remember(text, _first_tag(text, start, end), _last_tag(text, start, end))
+                first = start if text.startswith(_TAG_AT_LINE_START[1:], start) else \
+                    text.find(_TAG_AT_LINE_START, start, end) + 1
+                self._remember(text, first, max(text.rfind(_TAG_AT_LINE_START, start, end) + 1, first))
+        elif style is not None and style != "bare":   # a host, then the tag: "db1 kernel: message"
+            found = text.count(_KERNEL_TAG, start, end)
+            if found:
+                self.count += found
+                self._remember(text, text.find(_KERNEL_TAG, start, end), text.rfind(_KERNEL_TAG, start, end))
         else:
             self.by_grammar = True
 
@@ -68,20 +74,6 @@ class KernelLines:
         self.first = self.first or later.first
         self.last = later.last or self.last
         self.by_grammar = self.by_grammar or later.by_grammar
-
-
-def _first_tag(text: bytes, start: int, end: int) -> int:
-    if text.startswith(_TAG_AT_LINE_START[1:], start):
-        return start
-    found = [p for p in (text.find(_KERNEL_TAG, start, end),) if p >= 0]
-    line_start = text.find(_TAG_AT_LINE_START, start, end)
-    if line_start >= 0:
-        found.append(line_start + 1)
-    return min(found, default=start)
-
-
-def _last_tag(text: bytes, start: int, end: int) -> int:
-    return max(text.rfind(_KERNEL_TAG, start, end), text.rfind(_TAG_AT_LINE_START, start, end) + 1, start)
 
 
 def _first_nonblank(text: bytes, start: int, end: int) -> int | None:
