@@ -33,6 +33,7 @@ from ..inputs.safeio import read_text_capped
 from ..inputs.sources import (EXPECTED_SOURCES, Source, classify_in_tree, is_kernel_ring_buffer, is_sosreport_root,
                       mark_duplicate_kernel_logs, sniff_format)
 from ..topology.devices import Topology
+from ..progress import Progress, poll_count, start_counting, stop_counting
 
 
 @dataclass
@@ -77,6 +78,7 @@ class Analysis:
     collection: dict | None = None      # the manifest of a `diagdisk collect` bundle
     window: object = None               # coverage.Window the events were cut to, if any
     coverage: object = None             # coverage.Coverage, once assessed
+    progress: Progress = field(default_factory=Progress, repr=False)
 
     @property
     def complete(self) -> bool:
@@ -154,14 +156,18 @@ def parse_report_date(text: str) -> datetime | None:
 
 
 def analyze(paths: list[str], limits: Limits | None = None, strict: bool = False, jobs: int | None = None,
-            keep_each: bool = False, chunk_size: int = 16 << 20, segment_bytes: int = SEGMENT_MIN_BYTES) -> Analysis:
+            keep_each: bool = False, chunk_size: int = 16 << 20, segment_bytes: int = SEGMENT_MIN_BYTES,
+            progress: Progress | None = None) -> Analysis:
     """Read every input, fold events into records, and build the device topology.
 
     `jobs` workers read log sources, and segments of large plain files, at once (default: one per
     CPU; `segment_bytes` is the smallest segment); `keep_each` keeps every event as its own record
-    (for `diagdisk events`). None of them changes the result.
+    (for `diagdisk events`). None of them changes the result. `progress` hears of each stage and
+    of the bytes read.
     """
-    analysis = Analysis(input=", ".join(paths), limits=limits or Limits(), strict=strict)
+    analysis = Analysis(input=", ".join(paths), limits=limits or Limits(), strict=strict,
+                        progress=progress or Progress())
+    analysis.progress.stage("opening inputs")
     with contextlib.ExitStack() as stack:
         all_sources: list[Source] = []
         for path in paths:
@@ -183,6 +189,7 @@ def analyze(paths: list[str], limits: Limits | None = None, strict: bool = False
         _count_copies_once(analysis)
     formats = {s.format for s in all_sources}
     analysis.missing_sources = [desc for fmt, desc in EXPECTED_SOURCES.items() if fmt not in formats]
+    analysis.progress.stage("building the device table")
     _build_topology(analysis)
     return analysis
 
@@ -375,8 +382,14 @@ def read_logs(logs: list[Source], analysis: Analysis, jobs: int | None, keep_eac
         return []
     # built once, before the collector is told to ignore them and before workers fork (they inherit them)
     default_parser(), default_prefilter()
-    with _fewer_collections():
-        return _read_logs(logs, analysis, jobs, keep_each, chunk_size, segment_bytes)
+    analysis.progress.stage("reading logs")
+    analysis.progress.reading(sum(_size_of(source) for source in logs), len(logs))
+    start_counting(analysis.progress)
+    try:
+        with _fewer_collections():
+            return _read_logs(logs, analysis, jobs, keep_each, chunk_size, segment_bytes)
+    finally:
+        stop_counting()
 
 
 @contextlib.contextmanager
@@ -402,15 +415,15 @@ def _read_logs(logs: list[Source], analysis: Analysis, jobs: int | None, keep_ea
     jobs = jobs or os.cpu_count() or 1
     options = dict(limits=analysis.limits, strict=analysis.strict, keep_each=keep_each, chunk_size=chunk_size)
     if jobs <= 1 or "fork" not in multiprocessing.get_all_start_methods():
-        return [_read_one_log(source, analysis.report_date, **options) for source in logs]
+        return _read_logs_here(logs, analysis, options)
     prefilter = default_prefilter()
     tasks: list[tuple[int, Source, Segment | None]] = []
     for index, source in enumerate(logs):
         segments = plan_segments(source.path, source.name, jobs, prefilter, analysis.limits, segment_bytes)
         tasks += [(index, source, segment) for segment in segments] if segments else [(index, source, None)]
     if len(tasks) <= 1:
-        return [_read_one_log(source, analysis.report_date, **options) for source in logs]
-    from concurrent.futures import ProcessPoolExecutor
+        return _read_logs_here(logs, analysis, options)
+    from concurrent.futures import ProcessPoolExecutor, wait
     pool = ProcessPoolExecutor(max_workers=min(jobs, len(tasks)), mp_context=multiprocessing.get_context("fork"),
                                initializer=_ignore_interrupts)
     try:
@@ -418,6 +431,11 @@ def _read_logs(logs: list[Source], analysis: Analysis, jobs: int | None, keep_ea
         order = sorted(range(len(tasks)), key=lambda i: -_task_size(tasks[i]))
         futures = {i: pool.submit(_read_one_log, tasks[i][1], analysis.report_date, segment=tasks[i][2], **options)
                    for i in order}
+        waiting = set(futures.values())
+        while waiting:
+            _, waiting = wait(waiting, timeout=_PROGRESS_POLL_SECONDS)
+            poll_count()
+            analysis.progress.sources_done(len(tasks) - len(waiting), len(tasks))
         done = [futures[i].result() for i in range(len(tasks))]
     except BaseException:
         for process in list((pool._processes or {}).values()):
@@ -435,6 +453,20 @@ def _read_logs(logs: list[Source], analysis: Analysis, jobs: int | None, keep_ea
             results.append(_read_one_log(source, analysis.report_date, **options))
         else:
             results.append(join_segments(source.name, parts, analysis.report_date, keep_each))
+    return results
+
+
+# How often the parent looks at what its workers read, for the progress display.
+_PROGRESS_POLL_SECONDS = 0.2
+
+
+def _read_logs_here(logs: list[Source], analysis: Analysis, options: dict) -> list:
+    """Read the log sources one after the other in this process."""
+    results = []
+    for index, source in enumerate(logs):
+        analysis.progress.source(source.name)
+        results.append(_read_one_log(source, analysis.report_date, **options))
+        analysis.progress.sources_done(index + 1, len(logs))
     return results
 
 
