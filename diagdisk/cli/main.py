@@ -317,13 +317,17 @@ def events(ctx, paths, output_format, since, until, output, max_file_size, max_t
 
 def _escaped_frame(frame):
     """The event table with control characters in its text escaped (CSV is read in terminals)."""
+    from pandas.api.types import is_object_dtype, is_string_dtype
+
+    def escaped(value):
+        return escape_control(value) if isinstance(value, str) else value
+
     frame = frame.copy()
     for column in frame.columns:
-        if frame[column].dtype == object:
-            frame[column] = frame[column].map(lambda value: escape_control(value) if isinstance(value, str) else value)
-        elif str(frame[column].dtype) == "category":
-            frame[column] = frame[column].cat.rename_categories(
-                lambda value: escape_control(value) if isinstance(value, str) else value)
+        dtype = frame[column].dtype
+        if str(dtype) == "category" or is_object_dtype(dtype) or is_string_dtype(dtype):
+            # as plain values: two texts may escape to one (a raw ESC and a written "\x1b")
+            frame[column] = frame[column].astype(object).map(escaped)
     return frame
 
 
