@@ -139,6 +139,8 @@ def _collection_gaps(manifest: dict | None) -> tuple[list[dict], list[dict]]:
             gaps.append({"what": name, "why": str(reason)})
     if manifest.get("privileged") is False:
         gaps.append({"what": "root-only data", "why": ROOT_ADDS})
+    # what a reader must see first: the kernel logs not got, then what root would have added
+    gaps.sort(key=lambda gap: (gap not in kernel_logs, gap["what"] != "root-only data"))
     return gaps, kernel_logs
 
 

@@ -601,7 +601,7 @@ def _verdict(ranked: list[dict], findings: list[dict], analysis) -> dict:
         statuses.append("inconclusive")
         if not ranked and not degraded:
             headline = summary = f"No verdict: {coverage.reason}"
-            reasons += [f"{gap['what']}: {gap['why']}" for gap in coverage.not_read[:5]]
+            reasons += [f"{gap['what']}: {gap['why']}" for gap in coverage.not_read[:3]]
         else:
             reasons.append(f"coverage: {coverage.reason}")
     status = most_severe(statuses)
