@@ -329,6 +329,24 @@ class _Shape:
         return event
 
 
+class _OnDemand(dict):
+    """name -> what `make(name)` gives, made the first time it is asked for; holds only `names`."""
+
+    def __init__(self, names, make: Callable):
+        super().__init__()
+        self._names = frozenset(names)
+        self._make = make
+
+    def __missing__(self, name):
+        if name not in self._names:
+            raise KeyError(name)
+        made = self[name] = self._make(name)
+        return made
+
+    def __contains__(self, name) -> bool:
+        return name in self._names
+
+
 class MessageParser:
     """Parses kernel messages with the family grammars; one instance per worker.
 
@@ -338,12 +356,16 @@ class MessageParser:
     remembered exactly, so a storm of one unknown line costs one lark attempt per family.
     """
 
-    def __init__(self, families: list[str] | None = None, shape_cache_size: int = 20000):
+    def __init__(self, families: list[str] | None = None, shape_cache_size: int = 20000, on_demand: bool = False):
         self.families = families if families is not None else kernel_families()
-        self._parsers = {name: parser_for(name) for name in self.families}
-        self._terminal_patterns = {
-            name: {t.name: t.pattern.to_regexp() for t in parser.terminals if t.pattern.type == "re"}
-            for name, parser in self._parsers.items()}
+        # on demand: a family's parser is loaded when a message first needs it (one pasted line
+        # needs one or two); otherwise all at once, before workers fork and share them
+        self._parsers = _OnDemand(self.families, parser_for)
+        self._terminal_patterns = _OnDemand(self.families, lambda name: {
+            t.name: t.pattern.to_regexp() for t in self._parsers[name].terminals if t.pattern.type == "re"})
+        if not on_demand:
+            for name in self.families:
+                self._terminal_patterns[name]
         self._shapes: dict[tuple, list[tuple[str, _Shape]]] = {}
         self._refused: dict[tuple, None] = {}
         self._cache_size = shape_cache_size
@@ -408,12 +430,18 @@ def default_parser() -> MessageParser:
     return MessageParser()
 
 
+@cache
+def _line_parser() -> MessageParser:
+    """The parser of pasted lines: each family's grammar loaded when a line first needs it."""
+    return MessageParser(on_demand=True)
+
+
 def parse_line(text: str) -> list[dict]:
     """Frame and parse one pasted log line (used by `diagdisk decode line`)."""
     from .framing import frame_line
     from .enrich import enrich_event
     framed = frame_line(text)
-    event = default_parser().parse(framed.message)
+    event = _line_parser().parse(framed.message)
     if event is None:
         return []
     event["raw"] = text
