@@ -87,6 +87,9 @@ def build_report(analysis, findings: list[dict] | None = None, verdict: dict | N
         "generated": datetime.now(timezone.utc).isoformat(timespec="seconds"),
         "host": {"hostname": analysis.hostname, "kernel": analysis.kernel,
                  "report_date": analysis.report_date.isoformat() if analysis.report_date else None},
+        # what a reader wants first: the verdict, and what it stands on
+        "verdict": verdict or _verdict_without_rules(coverage),
+        "coverage": coverage.as_dict(),
         "time_span": {"first": times[0] if times else None, "last": times[-1] if times else None,
                       "years_inferred": any(e.get("time_quality") == "year_inferred" for e in events)},
         "sources": [{"path": s.name, "format": s.format, "lines": s.lines, "events": s.events,
@@ -105,8 +108,6 @@ def build_report(analysis, findings: list[dict] | None = None, verdict: dict | N
                        "members": a.members} for a in sorted(topology.md_arrays.values(), key=lambda a: a.name)],
         "timeline": _timeline(events),
         "findings": findings or [],
-        "coverage": coverage.as_dict(),
-        "verdict": verdict or _verdict_without_rules(coverage),
     }
 
 
