@@ -21,6 +21,8 @@ _FLUSH_BYTES = 1 << 20
 class Progress:
     """Receives what the analysis says of its progress; this one shows nothing."""
 
+    shown = False   # whether anything is displayed (bytes are counted only then)
+
     def stage(self, name: str) -> None:
         """A new stage began ('reading logs', 'running rules')."""
 
@@ -85,9 +87,10 @@ _count: _SharedCount | None = None
 
 
 def start_counting(progress: Progress) -> None:
-    """Count the bytes read from now on (call in the parent, before workers fork)."""
+    """Count the bytes read from now on (call in the parent, before workers fork), when the
+    progress is shown: the shared counter costs an import of ctypes."""
     global _count
-    _count = _SharedCount(progress)
+    _count = _SharedCount(progress) if progress.shown else None
 
 
 def stop_counting() -> None:

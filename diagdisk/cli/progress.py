@@ -46,6 +46,8 @@ def make_progress(quiet: bool) -> Progress:
 
 
 class TerminalProgress(Progress):
+    shown = True
+
     def __init__(self, stream=None):
         from tqdm.std import tqdm
         tqdm.monitor_interval = 0   # no monitor thread: workers are forked

@@ -77,6 +77,8 @@ def test_bytes_are_counted_as_files_are_read(tmp_path):
     seen = []
 
     class Recorder(progress_module.Progress):
+        shown = True
+
         def bytes_read(self, total):
             seen.append(total)
 
