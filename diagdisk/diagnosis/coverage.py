@@ -41,6 +41,7 @@ class Coverage:
     first: str | None = None
     last: str | None = None
     years_inferred: bool = False
+    uptime_span: tuple[float, float] | None = None   # seconds after boot, when no wall clock is known
     read: list[str] = field(default_factory=list)
     smart_devices: list[str] = field(default_factory=list)
     not_read: list[dict] = field(default_factory=list)
@@ -57,7 +58,9 @@ class Coverage:
             "verdict_supported": self.supports_verdict,
             "reason": self.reason,
             "kernel_log": {"lines": self.kernel_lines, "first": self.first, "last": self.last,
-                           "years_inferred": self.years_inferred, "sources": self.kernel_sources},
+                           "years_inferred": self.years_inferred,
+                           "uptime_span": list(self.uptime_span) if self.uptime_span else None,
+                           "sources": self.kernel_sources},
             "sources_read": self.read,
             "smart_devices": self.smart_devices,
             "not_read": self.not_read[:MAX_NOT_READ],
@@ -87,14 +90,19 @@ def assess_coverage(analysis) -> Coverage:
     lasts = [s["last"] for s in coverage.kernel_sources if s["last"]]
     coverage.first = min(firsts, key=_epoch, default=None)
     coverage.last = max(lasts, key=_epoch, default=None)
+    uptimes = [(s["first_uptime"], s["last_uptime"]) for s in coverage.kernel_sources
+               if s["first_uptime"] is not None and s["last_uptime"] is not None]
+    if uptimes and not (coverage.first and coverage.last):
+        # a dmesg timed only since boot: the span it covers is that much time after a boot
+        coverage.uptime_span = (min(first for first, _ in uptimes), max(last for _, last in uptimes))
     coverage.years_inferred = any(s.years_inferred for s in analysis.sources if s.kernel_lines)
     coverage.smart_devices = sorted({s.device for s in analysis.smart if getattr(s, "device", None)})
     gaps, kernel_log_gaps = _collection_gaps(getattr(analysis, "collection", None))
     coverage.not_read += gaps
     coverage.kernel_log_gaps = kernel_log_gaps
-    named = {gap["what"] for gap in coverage.not_read}
+    named = {gap["what"].lstrip("/") for gap in coverage.not_read}   # a bundle names /proc/mdstat
     coverage.not_read += [{"what": description, "why": "not in the input"}
-                          for description in analysis.missing_sources if description not in named]
+                          for description in analysis.missing_sources if description.lstrip("/") not in named]
     if not analysis.smart and not any("smart" in gap["what"].lower() for gap in coverage.not_read):
         coverage.not_read.append({"what": "SMART data (smartctl)", "why": "not in the input"})
     coverage.reason = _why_no_verdict(coverage)
@@ -142,6 +150,20 @@ def _collection_gaps(manifest: dict | None) -> tuple[list[dict], list[dict]]:
     # what a reader must see first: the kernel logs not got, then what root would have added
     gaps.sort(key=lambda gap: (gap not in kernel_logs, gap["what"] != "root-only data"))
     return gaps, kernel_logs
+
+
+def uptime_phrase(span) -> str:
+    """'0.0 s .. 1 h 53 min after boot' of a span of seconds since boot."""
+    return f"{_duration(span[0])} .. {_duration(span[1])} after boot"
+
+
+def _duration(seconds: float) -> str:
+    if seconds < 60:
+        return f"{seconds:.1f} s"
+    minutes = int(seconds // 60)
+    if minutes < 60:
+        return f"{minutes} min"
+    return f"{minutes // 60} h {minutes % 60} min" if minutes % 60 else f"{minutes // 60} h"
 
 
 def _epoch(iso: str) -> float:

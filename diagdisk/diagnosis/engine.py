@@ -614,4 +614,7 @@ def _coverage_phrase(coverage) -> str:
     lines = f"{coverage.kernel_lines:,} kernel log line{'s' if coverage.kernel_lines != 1 else ''}"
     if coverage.first and coverage.last:
         return f"{lines} ({coverage.first[:19].replace('T', ' ')} .. {coverage.last[:19].replace('T', ' ')})"
+    if coverage.uptime_span:
+        from .coverage import uptime_phrase
+        return f"{lines} ({uptime_phrase(coverage.uptime_span)})"
     return lines

@@ -134,6 +134,9 @@ def _coverage_lines(coverage: dict | None) -> list[str]:
         span = ""
         if kernel.get("first") and kernel.get("last"):
             span = f" from {_short_time(kernel['first'])} to {_short_time(kernel['last'])}"
+        elif kernel.get("uptime_span"):
+            first, last = kernel["uptime_span"]
+            span = f" from {first:.1f} s to {last:.1f} s after boot"
         sources = ", ".join(s["path"] for s in (kernel.get("sources") or [])[:4])
         more = f" and {len(kernel['sources']) - 4} more" if len(kernel.get("sources") or []) > 4 else ""
         read = f"read {lines:,} kernel log lines{span} ({sources}{more})"

@@ -164,3 +164,21 @@ def test_a_compressed_rotation_counts_its_kernel_lines(tmp_path):
     report = report_of(root)
     assert report["coverage"]["kernel_log"]["lines"] == 1
     assert report["verdict"]["status"] == "healthy"
+
+
+def test_a_dmesg_timed_since_boot_says_how_long_after_boot_it_reaches(tmp_path):
+    dmesg = tmp_path / "sos_commands/kernel/dmesg"
+    dmesg.parent.mkdir(parents=True)
+    dmesg.write_text("[    0.000000] Linux version 6.1.0-18-amd64\n[ 7265.125000] e1000e: eth0 NIC Link is Up\n")
+    report = report_of(tmp_path)
+    assert report["coverage"]["kernel_log"]["uptime_span"] == [0.0, 7265.125]
+    assert report["verdict"]["summary"] == "No storage fault found in 2 kernel log lines (0.0 s .. 2 h 1 min after boot)."
+
+
+def test_a_bundle_gap_and_a_missing_source_of_one_file_are_said_once():
+    from diagdisk.diagnosis.coverage import _collection_gaps
+    gaps, kernel_logs = _collection_gaps({"privileged": True, "items": [
+        {"name": "/proc/mdstat", "status": "skipped", "reason": "not present"},
+        {"name": "dmesg", "status": "failed", "reason": "exit status 1", "stderr": "dmesg: Operation not permitted"}]})
+    assert kernel_logs == [{"what": "dmesg", "why": "exit status 1: dmesg: Operation not permitted"}]
+    assert gaps[0] == kernel_logs[0] and {"what": "/proc/mdstat", "why": "not present"} in gaps
