@@ -10,8 +10,8 @@ shape with one regex match.
 from __future__ import annotations
 
 import re
-from dataclasses import dataclass, field
-from functools import cache
+from dataclasses import dataclass
+from functools import cache, cached_property
 from pathlib import Path
 from typing import Callable
 
@@ -183,14 +183,32 @@ CONVERTERS: dict[str, Callable[[str], dict]] = {
 
 @dataclass
 class GrammarSpec:
+    """A grammar and its examples file. A run needs only the keywords (the prefilter's literals);
+    the accepted and rejected examples, most of the file, are read when the tests ask for them."""
+
     name: str
     path: Path
     keywords: list[str]
-    accept: list[dict] = field(default_factory=list)
-    reject: list[str] = field(default_factory=list)
+    examples_path: Path | None = None
+
+    @cached_property
+    def _examples(self) -> dict:
+        if self.examples_path is None:
+            return {}
+        return yaml.load(self.examples_path.read_text(), Loader=_FAST_LOADER) or {}
+
+    @property
+    def accept(self) -> list[dict]:
+        return list(self._examples.get("accept") or [])
+
+    @property
+    def reject(self) -> list[str]:
+        return list(self._examples.get("reject") or [])
 
 
 _FAST_LOADER = getattr(yaml, "CSafeLoader", yaml.SafeLoader)  # libyaml when PyYAML was built with it
+# the top-level `keywords:` block of an examples file, up to the next top-level key
+_KEYWORDS_BLOCK = re.compile(r"^keywords:.*?(?=^[A-Za-z_]|\Z)", re.MULTILINE | re.DOTALL)
 
 
 @cache
@@ -200,11 +218,19 @@ def grammar_specs() -> dict[str, GrammarSpec]:
         examples_path = lark_path.with_suffix(".examples.yml")
         if not examples_path.exists():
             continue  # shared terminal files carry no examples of their own
-        data = yaml.load(examples_path.read_text(), Loader=_FAST_LOADER) or {}
-        specs[lark_path.stem] = GrammarSpec(
-            name=lark_path.stem, path=lark_path, keywords=list(data.get("keywords") or []),
-            accept=list(data.get("accept") or []), reject=list(data.get("reject") or []))
+        specs[lark_path.stem] = GrammarSpec(name=lark_path.stem, path=lark_path,
+                                            keywords=_keywords(examples_path.read_text()),
+                                            examples_path=examples_path)
     return specs
+
+
+def _keywords(text: str) -> list[str]:
+    """The `keywords:` list of an examples file, read without parsing the examples after it."""
+    block = _KEYWORDS_BLOCK.search(text)
+    data = yaml.load(block.group(), Loader=_FAST_LOADER) if block else None
+    if not isinstance(data, dict) or "keywords" not in data:
+        data = yaml.load(text, Loader=_FAST_LOADER) or {}   # an unusual layout: read it whole
+    return list(data.get("keywords") or [])
 
 
 def kernel_families() -> list[str]:
