@@ -41,7 +41,8 @@ def main(argv: list[str]) -> int:
         sample = str(ROOT / "samples" / "demo-sosreport")
         subprocess.run([diagdisk, "analyze", sample], check=False)
         return subprocess.run([diagdisk, "analyze", sample, "--format", "html", "-o", str(ROOT / "report.html")]).returncode
-    return subprocess.run([str(PYTHON), "-m", "pytest", "-q"], cwd=ROOT).returncode
+    # pyproject.toml already asks for -q; a second -q would drop the closing "N passed" line
+    return subprocess.run([str(PYTHON), "-m", "pytest"], cwd=ROOT).returncode
 
 
 def install() -> None:

@@ -3,7 +3,9 @@
 Exit codes are a documented contract (README.md, "Exit codes"):
 0 analyzed, nothing at or above --fail-on; 1 findings at or above --fail-on;
 2 bad input or usage; 3 analyzed, but part of the input could not be read (the report's warnings
-say which); 130 interrupted.
+say which); 4 with --fail-on: no finding at or above it, but the verdict is inconclusive (too
+little evidence for any verdict); 70 internal error (a bug; EX_SOFTWARE of sysexits.h);
+130 interrupted.
 """
 
 from enum import IntEnum
@@ -14,6 +16,8 @@ class ExitCode(IntEnum):
     FINDINGS = 1
     BAD_INPUT = 2
     PARTIAL = 3
+    INCONCLUSIVE = 4
+    INTERNAL = 70
     INTERRUPTED = 130
 
 

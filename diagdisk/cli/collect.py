@@ -4,13 +4,14 @@ from __future__ import annotations
 
 import os
 import re
-import sys
 import time
 from datetime import datetime, timedelta
 from pathlib import Path
 
 import click
 
+from diagdisk.cli.main import debug_option, echo_error
+from diagdisk.cli.progress import CollectProgress
 from diagdisk.collect.bundle import collect_bundle, default_folder
 from diagdisk.collect.items import ROOT_ADDS, Context, read_hostname
 from diagdisk.errors import DiagdiskError
@@ -31,7 +32,21 @@ def parse_since(value: str, now: datetime) -> datetime:
     return parsed if parsed.tzinfo else parsed.astimezone()
 
 
-@click.command("collect")
+@click.command("collect", epilog="""\b
+Examples:
+  sudo diagdisk collect                      bundle in ./diagdisk-HOST-DATE.tar.gz
+  sudo diagdisk collect --analyze            bundle, then the report on it
+  sudo diagdisk collect --since 7d -o /tmp/db1.tar.gz
+  diagdisk collect --analyze                 without root: less data, and the report says what is missing
+  diagdisk analyze diagdisk-db1-20240302-180717.tar.gz     a bundle from another host
+
+\b
+Exit codes:
+  0    bundle written (items that failed are in its manifest.json)
+  2    the bundle cannot be written where asked, or bad usage
+  70   internal error
+  130  interrupted
+  With --analyze, the exit codes of `diagdisk analyze` once the bundle is written.""")
 @click.option("-o", "--output", type=click.Path(dir_okay=True, path_type=Path), help="Bundle file (default diagdisk-HOSTNAME-DATE.tar.gz in the current folder).")
 @click.option("--since", default="30d", show_default=True, help="How far back to collect logs: 30d, 12h, 90m or an ISO date.")
 @click.option("--timeout", default=30.0, show_default=True, type=click.FloatRange(min=0.1), help="Seconds each external command may run before its process group is killed.")
@@ -41,8 +56,11 @@ def parse_since(value: str, now: datetime) -> datetime:
 @click.option("--self-test", type=click.Choice(["short"]), default=None, help="Also START a short SMART self-test on every drive (off by default; results show in the next collection).")
 @click.option("--perf-seconds", default=10, show_default=True, type=click.IntRange(min=0, max=600), help="Seconds iostat samples the disks for (0: not run); /proc/diskstats is also read twice a few seconds apart.")
 @click.option("--analyze", is_flag=True, help="Analyze the bundle once it is written.")
+@click.option("--quiet", "-q", is_flag=True, help="No progress display and no notes on stderr.")
+@debug_option
 @click.pass_context
-def collect(ctx: click.Context, output, since, timeout, deadline, root, bin_dir, self_test, perf_seconds, analyze) -> None:
+def collect(ctx: click.Context, output, since, timeout, deadline, root, bin_dir, self_test, perf_seconds, analyze,
+            quiet) -> None:
     """Collect SMART data, kernel logs and storage topology into one .tar.gz bundle.
 
     Read-only and bounded: every command has a timeout, the whole run has a deadline, and a
@@ -57,12 +75,7 @@ def collect(ctx: click.Context, output, since, timeout, deadline, root, bin_dir,
     else:
         search_path = None
     privileged = os.geteuid() == 0
-    show_progress = sys.stderr.isatty()
-
-    def progress(line: str) -> None:
-        if show_progress:
-            click.echo(line, err=True)
-
+    progress = CollectProgress(quiet)
     context = Context(
         root=root,
         since=parse_since(since, now),
@@ -80,17 +93,24 @@ def collect(ctx: click.Context, output, since, timeout, deadline, root, bin_dir,
     folder = default_folder(hostname, now)
     output = output or Path(f"{folder}.tar.gz")
     if live and not privileged:
-        click.echo(f"diagdisk: {ROOT_ADDS}", err=True)
+        echo_error(f"diagdisk: {ROOT_ADDS}")
     try:
         result = collect_bundle(context, output, folder, hostname)
     except DiagdiskError as error:
-        click.echo(f"diagdisk: error: {error.one_line()}", err=True)
+        progress.close()
+        echo_error(f"diagdisk: error: {error.one_line()}")
         ctx.exit(int(error.exit_code))
-    problems = sum(1 for r in result.manifest["items"] if r["status"] != "ok")
-    click.echo(f"diagdisk: wrote {result.output} ({len(result.manifest['items'])} items, {problems} skipped or failed)", err=True)
+    except BaseException:
+        progress.close()
+        raise
+    progress.close()
+    problems = [r for r in result.manifest["items"] if r["status"] != "ok"]
+    if not quiet:
+        echo_error(f"diagdisk: wrote {result.output} ({len(result.manifest['items'])} items, "
+                   f"{len(problems)} skipped or failed: see its manifest.json)")
     if analyze:
-        # Imported here: the analyzer pulls in pandas and the rule engine, which collect does not need.
+        # Imported here: the analyzer pulls in the grammars and the rule engine, which collect does not need.
         from diagdisk.cli.main import analyze as analyze_command
 
-        ctx.invoke(analyze_command, paths=(str(result.output),))
+        ctx.invoke(analyze_command, paths=(str(result.output),), quiet=quiet)
 

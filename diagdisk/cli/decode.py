@@ -3,7 +3,9 @@
 Every subcommand takes its input as arguments, or `-` to read one item per line from stdin and
 print one result per line (JSON Lines with --format json), so thousands decode in one process.
 Malformed input exits 2 with a one-line message; in `-` mode the bad line gets an error result
-and the rest are still decoded, and the exit status is 2 if any line failed.
+and the rest are still decoded, and the exit status is 2 if any line failed. `decode line` exits 1
+when no grammar accepts the line (in `-` mode: when none of the lines matched), as grep does.
+Text output is escaped (safetext): a pasted line may hold terminal escape sequences.
 """
 
 from __future__ import annotations
@@ -15,8 +17,28 @@ from typing import Any
 
 import click
 
+from diagdisk.cli.main import debug_option
 from diagdisk.decode import DecodeError, parse_hex
 from diagdisk.errors import DiagdiskError, ExitCode
+from diagdisk.safetext import escape_lines
+
+# `decode line`: the line named no event (grep's "no match").
+NO_MATCH = 1
+_EXIT_CODES = """\b
+Exit codes:
+  0    decoded
+  2    malformed input (with '-': any line malformed)
+  70   internal error"""
+_LINE_EXIT_CODES = """\b
+Exit codes:
+  0    the line became at least one event (with '-': at least one line did)
+  1    no grammar accepts the line (with '-': none of the lines), as grep's no match
+  2    no line given
+  70   internal error"""
+
+
+class NoEvent(DiagdiskError):
+    """`decode line`: no grammar accepts the line."""
 
 
 class DecodeUsageError(click.ClickException):
@@ -85,7 +107,7 @@ def _decode_line_item(item: str) -> tuple[Any, str]:
     except ImportError as error:
         raise DecodeError(f"the log line grammars are not available: {error}") from error
     if not events:
-        return [], "no event: no grammar accepts this line"
+        raise NoEvent("no event: no grammar accepts this line")
     text = "\n".join(
         " ".join(f"{key}={value}" for key, value in event.items() if value not in (None, "", []))
         for event in events
@@ -107,44 +129,69 @@ def _run(decoder: Callable[[str], tuple[Any, str]], items: tuple[str, ...], outp
     item = " ".join(items) if join_arguments else items[0]
     try:
         data, text = decoder(item)
+    except NoEvent as nothing:
+        if output_format == "json":
+            click.echo("[]")
+        else:
+            click.echo(f"diagdisk: {nothing}", err=True)
+        sys.exit(NO_MATCH)
     except DiagdiskError as error:
         raise DecodeUsageError(str(error)) from error
-    click.echo(json.dumps(data, default=str) if output_format == "json" else text)
+    click.echo(json.dumps(data, default=str) if output_format == "json" else escape_lines(text))
 
 
 def _run_stream(decoder: Callable[[str], tuple[Any, str]], output_format: str) -> None:
-    failures = 0
+    failures = matched = unmatched = 0
     for raw_line in sys.stdin:
         line = raw_line.strip()
         if not line:
             continue
         try:
             data, text = decoder(line)
+        except NoEvent as nothing:
+            unmatched += 1
+            data, text = [], str(nothing)
         except DiagdiskError as error:
             failures += 1
             if output_format == "json":
                 click.echo(json.dumps({"input": line, "error": str(error)}))
             else:
-                click.echo(f"error: {error}")
+                click.echo(escape_lines(f"error: {error}"))
             continue
+        else:
+            matched += 1
         if output_format == "json":
             click.echo(json.dumps(data, default=str))
         else:
-            click.echo(text.replace("\n", " | "))
+            click.echo(escape_lines(text.replace("\n", " | ")))
     if failures:
         sys.exit(ExitCode.BAD_INPUT)
+    if unmatched and not matched:
+        sys.exit(NO_MATCH)
 
 
-@click.group(name="decode")
+@click.group(name="decode", epilog="""\b
+Examples:
+  diagdisk decode sense 70 00 03 00 00 00 00 0a 00 00 00 00 11 00
+  diagdisk decode cdb 'CDB: Read(10) 28 00 0c 61 a7 e0 00 01 00 00'
+  diagdisk decode ata 'res 41/40:00:b8:a8:61/00:00:0c:00:00/40 Emask 0x409 (media error)'
+  diagdisk decode result 'hostbyte=DID_OK driverbyte=DRIVER_SENSE'
+  diagdisk decode line 'sd 2:0:1:0: [sdb] tag#3 Sense Key : Medium Error [current]'
+  grep 'Sense Key' /var/log/messages | diagdisk decode line - --format json
+
+""" + _EXIT_CODES + "\n  1    decode line only: no grammar accepts the line")
+@debug_option
 def decode() -> None:
     """Decode raw sense data, CDBs, ATA taskfiles, SCSI results or one log line."""
 
 
 def _subcommand(name: str, decoder: Callable[[str], tuple[Any, str]], help_text: str,
-                metavar: str) -> None:
-    @decode.command(name=name, help=help_text)
+                metavar: str, example: str, exit_codes: str = _EXIT_CODES) -> None:
+    @decode.command(name=name, help=help_text, epilog=f"\b\nExamples:\n  {example}\n  "
+                    f"... | diagdisk decode {name} - --format json    one item a line\n\n{exit_codes}")
     @click.argument("items", nargs=-1, metavar=metavar)
     @_format_option
+    @debug_option
     def command(items: tuple[str, ...], output_format: str) -> None:
         _run(decoder, items, output_format)
 
@@ -152,30 +199,30 @@ def _subcommand(name: str, decoder: Callable[[str], tuple[Any, str]], help_text:
 
 _subcommand(
     "sense", _decode_sense_item,
-    "Decode SCSI sense data (fixed 0x70/0x71 or descriptor 0x72/0x73) given as hex bytes.\n\n"
-    "Example: diagdisk decode sense 70 00 03 00 00 00 00 0a 00 00 00 00 11 00",
-    "HEX...|-",
+    "Decode SCSI sense data (fixed 0x70/0x71 or descriptor 0x72/0x73) given as hex bytes.",
+    "HEX...|-", "diagdisk decode sense 70 00 03 00 00 00 00 0a 00 00 00 00 11 00",
 )
 _subcommand(
     "cdb", _decode_cdb_item,
     "Decode a SCSI CDB: operation, LBA and transfer length. Accepts hex bytes or a pasted "
     "'CDB: Read(10) 28 00 ...' / 'Original_CDB[]: ...' line.",
-    "HEX...|-",
+    "HEX...|-", "diagdisk decode cdb 'CDB: Read(10) 28 00 0c 61 a7 e0 00 01 00 00'",
 )
 _subcommand(
     "ata", _decode_ata_item,
     "Decode a libata taskfile: 'cmd 60/00:08:e0:a7:61/01:00:0c:00:00/40 tag 1 ncq dma 131072 in'"
     " or 'res 41/40:00:b8:a8:61/00:00:0c:00:00/40 Emask 0x409 (media error)'.",
-    "TASKFILE...|-",
+    "TASKFILE...|-", "diagdisk decode ata 'res 41/40:00:b8:a8:61/00:00:0c:00:00/40 Emask 0x409 (media error)'",
 )
 _subcommand(
     "result", _decode_result_item,
     "Decode a SCSI result: hex as old kernels print it ('27010000') or "
     "'hostbyte=DID_OK driverbyte=DRIVER_SENSE'.",
-    "CODE...|-",
+    "CODE...|-", "diagdisk decode result 27010000",
 )
 _subcommand(
     "line", _decode_line_item,
     "Run the log grammars on one pasted log line and print the event(s) it becomes.",
-    "'LOG LINE'|-",
+    "'LOG LINE'|-", "diagdisk decode line 'sd 2:0:1:0: [sdb] tag#3 Sense Key : Medium Error [current]'",
+    exit_codes=_LINE_EXIT_CODES,
 )

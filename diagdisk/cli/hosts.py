@@ -16,6 +16,7 @@ from collections.abc import Iterator
 from dataclasses import dataclass
 from pathlib import Path
 
+from ..safetext import escape_control
 from ..errors import DiagdiskError, ExitCode
 from ..inputs.limits import Limits
 
@@ -53,7 +54,7 @@ def refuse_single_report(labels: list[str], why: str) -> SeveralHosts:
 
 @contextlib.contextmanager
 def analyze_each_host(paths: list[str], limits: Limits, strict: bool, jobs: int | None, keep_each: bool = False,
-                      single_report: str | None = None) -> Iterator[Iterator[HostAnalysis]]:
+                      single_report: str | None = None, progress=None) -> Iterator[Iterator[HostAnalysis]]:
     """Find and group the inputs, then yield an iterator of each host's analysis (made as it is
     asked for). ``single_report`` (what was asked, e.g. "the file report.html") refuses several hosts
     before any analysis. Notes about files not taken go to stderr."""
@@ -73,7 +74,7 @@ def analyze_each_host(paths: list[str], limits: Limits, strict: bool, jobs: int 
         def each() -> Iterator[HostAnalysis]:
             for label, group in zip(labels, groups):
                 analysis = analyze_opened(group.opened, limits=limits, strict=strict, jobs=jobs, keep_each=keep_each,
-                                          single_input=total_inputs == 1)
+                                          single_input=total_inputs == 1, progress=progress)
                 yield HostAnalysis(label=label, paths=group.paths, analysis=analysis)
         yield each()
 
@@ -97,19 +98,14 @@ def file_stem(label: str) -> str:
     return stem[:100]
 
 
-def escape_control(text: str) -> str:
-    """Log and file-name text on a terminal: control characters shown as escapes, never sent raw."""
-    return "".join(c if c.isprintable() else c.encode("unicode_escape").decode("ascii") for c in text)
-
-
-def text_blocks(reports: list[dict], labels: list[str]) -> str:
-    """One block per host, each opened by its host and verdict."""
+def text_blocks(reports: list[dict], labels: list[str], *, brief: bool = False, color: bool = False,
+                width: int | None = None) -> str:
+    """One block per host, each opened by its host; the report itself starts with its verdict."""
     from ..report.text import render_text
     blocks = []
     for label, report in zip(labels, reports):
-        verdict = report["verdict"]
-        headline = f"=== {escape_control(label)}: {verdict['status'].upper()}: {escape_control(verdict['summary'])}"
-        blocks.append(headline + "\n" + render_text(report))
+        # the host, then the report, whose first line is its verdict
+        blocks.append(f"=== {escape_control(label)}: " + render_text(report, brief=brief, color=color, width=width))
     return "\n".join(blocks)
 
 

@@ -6,41 +6,72 @@ from pathlib import Path
 
 import click
 
+from ..safetext import escape_control
+from .main import debug_option
 
-@click.group()
+_EXIT_CODES = """\b
+Exit codes:
+  0    the rules are valid (test: every example behaves)
+  1    test: an example did not behave
+  2    a rule file is malformed (one line names the file, line and field)
+  70   internal error"""
+
+
+@click.group(epilog="""\b
+Examples:
+  diagdisk rules list                        id, severity, part to replace, title
+  diagdisk rules list --rules my-rules/      the built-in rules and those of my-rules/
+  diagdisk rules check my-rules/*.yml        fields, modifiers, ids
+  diagdisk rules test                        every rule's match / no_match examples
+  diagdisk analyze sosreport/ --rules my-rules/
+
+""" + _EXIT_CODES)
+@debug_option
 def rules():
-    """List, check and test the rules (built-in and --rules folders)."""
+    """List, check and test the rules (built-in and --rules folders). docs/rules.md says how to
+    write one."""
 
 
-@rules.command("list")
-@click.option("--rules", "rules_dirs", multiple=True, type=click.Path(file_okay=False, exists=True))
+@rules.command("list", epilog="\b\nExamples:\n  diagdisk rules list\n  diagdisk rules list --rules my-rules/\n\n"
+               + _EXIT_CODES)
+@click.option("--rules", "rules_dirs", multiple=True, type=click.Path(file_okay=False, exists=True),
+              help="Also list the rules in this folder (repeatable).")
+@debug_option
 def list_rules(rules_dirs):
     """Show every rule: id, severity, FRU and title."""
     from ..diagnosis.engine import load_rules
-    for rule in load_rules(extra_dirs=list(rules_dirs)):
-        click.echo(f"{rule.id}  {rule.severity:<8}  {rule.fru:<10}  {rule.title}")
+    for rule in _load_or_exit(lambda: load_rules(extra_dirs=list(rules_dirs))):
+        click.echo(escape_control(f"{rule.id}  {rule.severity:<8}  {rule.fru:<10}  {rule.title}"))
 
 
 def _load(files) -> list:
     """The named rule files, or every built-in rule; a malformed file exits 2 with one line."""
-    from ..errors import DiagdiskError, ExitCode
     from ..diagnosis.engine import load_rules
+    return _load_or_exit(lambda: load_rules(only=[Path(f) for f in files] or None))
+
+
+def _load_or_exit(load) -> list:
+    from ..errors import DiagdiskError, ExitCode
     try:
-        return load_rules(only=[Path(f) for f in files] or None)
+        return load()
     except DiagdiskError as exc:
-        click.echo(f"diagdisk: error: {exc}", err=True)
+        click.echo(escape_control(f"diagdisk: error: {exc}"), err=True)
         raise SystemExit(int(ExitCode.BAD_INPUT))
 
 
-@rules.command("check")
+@rules.command("check", epilog="\b\nExamples:\n  diagdisk rules check\n  diagdisk rules check my-rules/*.yml\n\n"
+               + _EXIT_CODES)
 @click.argument("files", nargs=-1, type=click.Path(exists=True, dir_okay=False))
+@debug_option
 def check_rules(files):
     """Validate rule files (fields, modifiers, ids)."""
     click.echo(f"{len(_load(files))} rules ok")
 
 
-@rules.command("test")
+@rules.command("test", epilog="\b\nExamples:\n  diagdisk rules test\n  diagdisk rules test my-rules/DD900_mine.yml\n\n"
+               + _EXIT_CODES)
 @click.argument("files", nargs=-1, type=click.Path(exists=True, dir_okay=False))
+@debug_option
 def test_rules(files):
     """Run the rules' own match / no_match examples."""
     from ..diagnosis.examples import run_rule_examples
@@ -51,5 +82,5 @@ def test_rules(files):
         failures += bool(problems)
         click.echo(f"{rule.id}: {'ok' if not problems else 'FAILED'}")
         for problem in problems:
-            click.echo(f"  {problem}")
+            click.echo(escape_control(f"  {problem}"))
     raise SystemExit(1 if failures else 0)

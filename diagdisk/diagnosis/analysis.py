@@ -34,6 +34,7 @@ from ..inputs.sources import (EXPECTED_SOURCES, Source, classify_in_tree, is_ker
                       mark_duplicate_kernel_logs, sniff_format)
 from ..topology.devices import Topology
 from ..performance.read import PerformanceData, read_performance
+from ..progress import Progress, poll_count, start_counting, stop_counting
 
 
 @dataclass
@@ -46,6 +47,14 @@ class SourceReport:
     unparsed_samples: list = field(default_factory=list)
     warnings: list[str] = field(default_factory=list)
     origin: str = ""        # the input it came from
+    # the kernel log lines it holds and when the first and last were written (logs.coverage)
+    kernel_lines: int = 0
+    kernel_first: str | None = None
+    kernel_last: str | None = None
+    kernel_first_uptime: float | None = None
+    kernel_last_uptime: float | None = None
+    years_inferred: bool = False
+    duplicate_of: str | None = None   # not read: another source holds the same lines
 
 
 @dataclass
@@ -68,6 +77,10 @@ class Analysis:
     # An unexpected exception while reading one source becomes that source's warning, so one
     # odd file cannot stop the analysis; strict (--debug) lets it through to show the bug.
     strict: bool = False
+    collection: dict | None = None      # the manifest of a `diagdisk collect` bundle
+    window: object = None               # coverage.Window the events were cut to, if any
+    coverage: object = None             # coverage.Coverage, once assessed
+    progress: Progress = field(default_factory=Progress, repr=False)
 
     @property
     def complete(self) -> bool:
@@ -145,29 +158,35 @@ def parse_report_date(text: str) -> datetime | None:
 
 
 def analyze(paths: list[str], limits: Limits | None = None, strict: bool = False, jobs: int | None = None,
-            keep_each: bool = False, chunk_size: int = 16 << 20, segment_bytes: int = SEGMENT_MIN_BYTES) -> Analysis:
+            keep_each: bool = False, chunk_size: int = 16 << 20, segment_bytes: int = SEGMENT_MIN_BYTES,
+            progress: Progress | None = None) -> Analysis:
     """Read every input, fold events into records, and build the device topology.
 
     `jobs` workers read log sources, and segments of large plain files, at once (default: one per
     CPU; `segment_bytes` is the smallest segment); `keep_each` keeps every event as its own record
-    (for `diagdisk events`). None of them changes the result.
+    (for `diagdisk events`). None of them changes the result. `progress` hears of each stage and
+    of the bytes read.
     """
     limits = limits or Limits()
+    progress = progress or Progress()
+    progress.stage("opening inputs")
     with contextlib.ExitStack() as stack:
         opened = [(path, stack.enter_context(open_input(path, limits))) for path in paths]
         return analyze_opened(opened, limits=limits, strict=strict, jobs=jobs, keep_each=keep_each,
-                              chunk_size=chunk_size, segment_bytes=segment_bytes)
+                              chunk_size=chunk_size, segment_bytes=segment_bytes, progress=progress)
 
 
 def analyze_opened(inputs: list[tuple[str, OpenedInput]], limits: Limits | None = None, strict: bool = False,
                    jobs: int | None = None, keep_each: bool = False, chunk_size: int = 16 << 20,
-                   segment_bytes: int = SEGMENT_MIN_BYTES, single_input: bool | None = None) -> Analysis:
+                   segment_bytes: int = SEGMENT_MIN_BYTES, single_input: bool | None = None,
+                   progress: Progress | None = None) -> Analysis:
     """:func:`analyze` of inputs already opened, each as (path as named, OpenedInput): one host's
     (diagdisk.inputs.discovery groups them). ``single_input`` says whether this is all the user
     named (an input that yields nothing is then bad input); default: one input."""
     paths = [path for path, _ in inputs]
     single_input = len(inputs) == 1 if single_input is None else single_input
-    analysis = Analysis(input=", ".join(paths), limits=limits or Limits(), strict=strict)
+    analysis = Analysis(input=", ".join(paths), limits=limits or Limits(), strict=strict,
+                        progress=progress or Progress())
     all_sources: list[Source] = []
     for path, opened in inputs:
         found = discover(opened.root, opened.files, multiple=len(paths) > 1 or len(opened.files) == 1,
@@ -187,6 +206,7 @@ def analyze_opened(inputs: list[tuple[str, OpenedInput]], limits: Limits | None 
         _count_copies_once(analysis)
     formats = {s.format for s in all_sources}
     analysis.missing_sources = [desc for fmt, desc in EXPECTED_SOURCES.items() if fmt not in formats]
+    analysis.progress.stage("building the device table")
     _build_topology(analysis)
     # read while an archive's files still exist: the stage classifies devices with the topology
     _read_performance(analysis, all_sources)
@@ -220,6 +240,8 @@ def _read_metadata(analysis: Analysis, sources: list[Source]) -> None:
     for source in sources:
         if source.format == "sos_manifest":
             manifests.append(source)
+        elif source.format == "bundle_manifest" and analysis.collection is None:
+            analysis.collection = _bundle_manifest(source, analysis.limits)
         try:
             text = read_text_capped(source.path, source.name, 4096) if source.format in (
                 "date", "hostname", "uname") else None
@@ -261,6 +283,17 @@ def _sos_manifest_date(source: Source, limits: Limits) -> datetime | None:
         if when is not None:
             return when
     return None
+
+
+def _bundle_manifest(source: Source, limits: Limits) -> dict | None:
+    """A `diagdisk collect` manifest: what each collection step got, or why not (coverage)."""
+    try:
+        manifest = json.loads(read_text_capped(source.path, source.name, limits.max_table_bytes))
+    except (InputError, ValueError, RecursionError):
+        return None
+    if not isinstance(manifest, dict) or not str(manifest.get("schema", "")).startswith("diagdisk.bundle/"):
+        return None
+    return manifest
 
 
 # Syslog header host names that name no host: those of lines logged before the host name was set.
@@ -324,6 +357,7 @@ def _read_sources(analysis: Analysis, sources: list[Source], jobs: int | None, k
                               origin=source.origin)
         analysis.sources.append(report)
         if source.duplicate_of:
+            report.duplicate_of = source.duplicate_of
             continue  # its warnings name the source read instead
         try:
             if source.format == "log":
@@ -336,6 +370,7 @@ def _read_sources(analysis: Analysis, sources: list[Source], jobs: int | None, k
                 report.unparsed_candidates = read.unparsed_candidates
                 report.unparsed_samples = read.unparsed_samples
                 report.warnings.extend(read.warnings)
+                _note_kernel_lines(report, read.kernel, analysis.report_date)
                 if read.header_style:
                     report.format = read.header_style
                 for record in result.records:
@@ -370,6 +405,15 @@ def _read_sources(analysis: Analysis, sources: list[Source], jobs: int | None, k
             report.warnings.append(PartialRead(f"{source.name}: {exc}"))
 
 
+def _note_kernel_lines(report: SourceReport, kernel, report_date) -> None:
+    from ..logs.coverage import kernel_span
+    report.kernel_lines = kernel.count
+    span = kernel_span(kernel, report_date)
+    report.kernel_first, report.kernel_last = span.first, span.last
+    report.kernel_first_uptime, report.kernel_last_uptime = span.first_uptime, span.last_uptime
+    report.years_inferred = span.years_inferred
+
+
 def read_logs(logs: list[Source], analysis: Analysis, jobs: int | None, keep_each: bool,
               chunk_size: int, segment_bytes: int = SEGMENT_MIN_BYTES) -> list:
     """The LogSourceResult of each log source, in order; a source that failed gives its exception.
@@ -382,8 +426,14 @@ def read_logs(logs: list[Source], analysis: Analysis, jobs: int | None, keep_eac
         return []
     # built once, before the collector is told to ignore them and before workers fork (they inherit them)
     default_parser(), default_prefilter()
-    with _fewer_collections():
-        return _read_logs(logs, analysis, jobs, keep_each, chunk_size, segment_bytes)
+    analysis.progress.stage("reading logs")
+    analysis.progress.reading(sum(_size_of(source) for source in logs), len(logs))
+    start_counting(analysis.progress)
+    try:
+        with _fewer_collections():
+            return _read_logs(logs, analysis, jobs, keep_each, chunk_size, segment_bytes)
+    finally:
+        stop_counting()
 
 
 @contextlib.contextmanager
@@ -409,15 +459,15 @@ def _read_logs(logs: list[Source], analysis: Analysis, jobs: int | None, keep_ea
     jobs = jobs or os.cpu_count() or 1
     options = dict(limits=analysis.limits, strict=analysis.strict, keep_each=keep_each, chunk_size=chunk_size)
     if jobs <= 1 or "fork" not in multiprocessing.get_all_start_methods():
-        return [_read_one_log(source, analysis.report_date, **options) for source in logs]
+        return _read_logs_here(logs, analysis, options)
     prefilter = default_prefilter()
     tasks: list[tuple[int, Source, Segment | None]] = []
     for index, source in enumerate(logs):
         segments = plan_segments(source.path, source.name, jobs, prefilter, analysis.limits, segment_bytes)
         tasks += [(index, source, segment) for segment in segments] if segments else [(index, source, None)]
     if len(tasks) <= 1:
-        return [_read_one_log(source, analysis.report_date, **options) for source in logs]
-    from concurrent.futures import ProcessPoolExecutor
+        return _read_logs_here(logs, analysis, options)
+    from concurrent.futures import ProcessPoolExecutor, wait
     pool = ProcessPoolExecutor(max_workers=min(jobs, len(tasks)), mp_context=multiprocessing.get_context("fork"),
                                initializer=_ignore_interrupts)
     try:
@@ -425,6 +475,11 @@ def _read_logs(logs: list[Source], analysis: Analysis, jobs: int | None, keep_ea
         order = sorted(range(len(tasks)), key=lambda i: -_task_size(tasks[i]))
         futures = {i: pool.submit(_read_one_log, tasks[i][1], analysis.report_date, segment=tasks[i][2], **options)
                    for i in order}
+        waiting = set(futures.values())
+        while waiting:
+            _, waiting = wait(waiting, timeout=_PROGRESS_POLL_SECONDS)
+            poll_count()
+            analysis.progress.sources_done(len(tasks) - len(waiting), len(tasks))
         done = [futures[i].result() for i in range(len(tasks))]
     except BaseException:
         for process in list((pool._processes or {}).values()):
@@ -442,6 +497,20 @@ def _read_logs(logs: list[Source], analysis: Analysis, jobs: int | None, keep_ea
             results.append(_read_one_log(source, analysis.report_date, **options))
         else:
             results.append(join_segments(source.name, parts, analysis.report_date, keep_each))
+    return results
+
+
+# How often the parent looks at what its workers read, for the progress display.
+_PROGRESS_POLL_SECONDS = 0.2
+
+
+def _read_logs_here(logs: list[Source], analysis: Analysis, options: dict) -> list:
+    """Read the log sources one after the other in this process."""
+    results = []
+    for index, source in enumerate(logs):
+        analysis.progress.source(source.name)
+        results.append(_read_one_log(source, analysis.report_date, **options))
+        analysis.progress.sources_done(index + 1, len(logs))
     return results
 
 

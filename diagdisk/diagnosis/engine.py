@@ -23,13 +23,12 @@ import re
 from dataclasses import dataclass, field
 from pathlib import Path
 
-import pandas as pd
 import yaml
 
 from ..errors import DiagdiskError
 from ..logs.events import EVENT_FIELDS, NON_EVENT_KINDS
 from ..resources import rules_dir
-from .selection import mask as _mask
+from .selection import matches as _matches
 
 SEVERITY_WEIGHT = {"info": 0.1, "low": 0.3, "medium": 0.5, "high": 0.8, "critical": 1.0}
 FRUS = ("disk", "controller", "cable", "bus", "enclosure", "path", "power", "none")
@@ -263,18 +262,25 @@ def load_rules(extra_dirs: list[str] | None = None, only: list[Path] | None = No
 
 # ---------------------------------------------------------------- evaluation
 
-def _selection_mask(frame: pd.DataFrame, rule: Rule) -> pd.Series:
-    """Rows the rule selects (and, with any_of, at least one of those selections), less those any
-    of its filters (benign look-alikes) match."""
-    mask = _mask(frame, rule.select)
+def _selected(row: dict, rule: Rule) -> bool:
+    """Whether the rule selects a row (and, with any_of, at least one of those selections holds),
+    and none of its filters (benign look-alikes) matches it."""
+    return (_matches(row, rule.select) and (not rule.any_of or any(_matches(row, s) for s in rule.any_of))
+            and not any(_matches(row, selection) for selection in rule.filter))
+
+
+def _selection_mask(frame, rule: Rule):
+    """The same over a pandas frame, for the performance rules' per-interval tables."""
+    from .selection import mask
+    selected = mask(frame, rule.select)
     if rule.any_of:
-        either = pd.Series(False, index=frame.index)
-        for selection in rule.any_of:
-            either |= _mask(frame, selection)
-        mask &= either
+        either = mask(frame, rule.any_of[0])
+        for selection in rule.any_of[1:]:
+            either |= mask(frame, selection)
+        selected &= either
     for selection in rule.filter:
-        mask &= ~_mask(frame, selection)
-    return mask
+        selected &= ~mask(frame, selection)
+    return selected
 
 
 def _densest_window(records: list[dict], window: float | None) -> int:
@@ -311,8 +317,8 @@ def _densest_window(records: list[dict], window: float | None) -> int:
 
 @dataclass
 class RuleContext:
-    events: pd.DataFrame
-    devices: pd.DataFrame
+    events: list[dict]      # one row per event record: its fields, unit, path and origin, `_index`
+    devices: list[dict]     # one row per device: identity, SMART health and smart_<flag> values
     records: list[dict]
     topology: object
 
@@ -329,13 +335,16 @@ def build_context(analysis) -> RuleContext:
         mp = path_of.get(event.get("hctl")) or path_of.get(event.get("device"))
         if mp:
             event["mpath_map"] = mp
-    columns = sorted(set(EVENT_FIELDS) | {"unit", "_index"})
-    frame = pd.DataFrame([{**{k: e.get(k) for k in columns}, "_index": i} for i, e in enumerate(records)],
-                         columns=columns)
-    # a SCSI bus: one channel of one host (old parallel SCSI adapters have two or more)
-    frame["channel_key"] = [None if _missing(h) or _missing(c) else f"host{int(h)} channel {int(c)}"
-                            for h, c in zip(frame["host"], frame["channel"])]
-    _add_path_columns(frame, records, topology)
+    columns = sorted(set(EVENT_FIELDS) | {"unit"})
+    rows = []
+    for index, event in enumerate(records):
+        row = {k: event.get(k) for k in columns}
+        row["_index"] = index
+        host, channel = row["host"], row["channel"]
+        # a SCSI bus: one channel of one host (old parallel SCSI adapters have two or more)
+        row["channel_key"] = None if _missing(host) or _missing(channel) else f"host{int(host)} channel {int(channel)}"
+        rows.append(row)
+    _add_path_columns(rows, records, topology)
     device_rows = []
     for device in topology.devices.values():
         row = {"unit": device.hctl or device.key, "hctl": device.hctl, "name": device.name, "type": device.type,
@@ -348,29 +357,23 @@ def build_context(analysis) -> RuleContext:
             except ValueError:
                 row[f"smart_{key}"] = 1
         device_rows.append(row)
-    return RuleContext(events=frame, devices=pd.DataFrame(device_rows), records=records, topology=topology)
+    return RuleContext(events=rows, devices=device_rows, records=records, topology=topology)
 
 
-def _add_path_columns(frame: pd.DataFrame, records: list[dict], topology) -> None:
+def _add_path_columns(rows: list[dict], records: list[dict], topology) -> None:
     """Each event's path (port, enclosure, adapter, PCI function, root port, transport) and the
     component that originated it, refined by that path (a virtual disk, a SAN link)."""
-    from .origins import attribute, error_class, refine
-    paths = []
-    for record in records:
+    from .origins import attribute, is_error_class, refine
+    for row, record in zip(rows, records):
         path = topology.paths.path(record, topology.find(record.get("unit")))
         record["_path"] = path
-        paths.append(path)
-    for column, attr in (("path_port", "port"), ("path_enclosure", "enclosure"), ("path_adapter", "adapter"),
-                         ("path_pci", "pci"), ("path_bus", "bus"), ("transport", "transport"),
-                         ("virtual", "virtual"), ("raid_volume", "raid_volume")):
-        frame[column] = [getattr(path, attr) for path in paths]
-    origin, why = attribute(frame) if len(frame) else (pd.Series(dtype=object), pd.Series(dtype=object))
-    frame["origin"] = [refine(o, p.transport, p.virtual) for o, p in zip(origin, paths)]
-    frame["origin_why"] = why
-    frame["error_class"] = error_class(frame) if len(frame) else pd.Series(dtype=bool)
-    for record, value, is_error in zip(records, frame["origin"], frame["error_class"]):
-        record["origin"] = value
-        record["error_class"] = bool(is_error)
+        row.update(path_port=path.port, path_enclosure=path.enclosure, path_adapter=path.adapter,
+                   path_pci=path.pci, path_bus=path.bus, transport=path.transport, virtual=path.virtual,
+                   raid_volume=path.raid_volume)
+        origin, why = attribute(row)
+        row["origin"] = record["origin"] = refine(origin, path.transport, path.virtual)
+        row["origin_why"] = why
+        row["error_class"] = record["error_class"] = is_error_class(row)
 
 
 def _device_info(topology, unit: str | None) -> dict:
@@ -390,19 +393,19 @@ def evaluate_rule(rule: Rule, context: RuleContext) -> list[dict]:
         return []   # judged by diagdisk.diagnosis.perf, over the performance series
     if rule.scope == "devices":
         return _evaluate_device_rule(rule, context)
-    frame = context.events
-    if frame.empty:
+    rows = context.events
+    selected = [row for row in rows if _selected(row, rule)]
+    if not selected:
         return []
-    mask = _selection_mask(frame, rule)
-    selected = frame[mask]
-    if selected.empty:
-        return []
+    chosen = {row["_index"] for row in selected}
     key = GROUPINGS[rule.group_by]
-    if key is None:
-        groups = [(None, selected)]
-    else:
+    groups: dict = {}
+    for row in selected:
         # events whose path does not show the part are not counted toward it
-        groups = list(selected.groupby(key, dropna=True, observed=True))
+        group_key = None if key is None else row.get(key)
+        if key is not None and _missing(group_key):
+            continue
+        groups.setdefault(group_key, []).append(row)
     findings = []
     count_needed = int(rule.threshold.get("count", 1))
     count_allowed = rule.threshold.get("max_count")
@@ -410,71 +413,66 @@ def evaluate_rule(rule: Rule, context: RuleContext) -> list[dict]:
     adapters_needed = int(rule.threshold.get("distinct_adapters", 0))
     window = rule.threshold.get("window")
     including = rule.threshold.get("including")
-    for group_key, group in groups:
-        if group.empty:
-            continue
-        repeats = int(group["repeat"].fillna(1).astype(int).sum())
+    for group_key, group in sorted(groups.items(), key=lambda kv: str(kv[0])):
+        repeats = sum(int(row.get("repeat") or 1) for row in group)
         if repeats < count_needed or (count_allowed is not None and repeats > int(count_allowed)):
             continue
-        records = [context.records[i] for i in group["_index"]]
+        records = [context.records[row["_index"]] for row in group]
         if units_needed and _densest_window(records, window) < units_needed:
             continue
-        if adapters_needed and group["path_adapter"].nunique(dropna=True) < adapters_needed:
+        if adapters_needed and len({row["path_adapter"] for row in group} - {None}) < adapters_needed:
             continue
-        if rule.alone and _units_report_more(group, frame, mask):
+        if including is not None and not any(_matches(row, including) for row in group):
             continue
-        if including is not None and not _mask(group, including).any():
+        if rule.quiet_neighbours and rule.group_by == "unit" and _neighbours_noisy(group_key, rows, chosen):
             continue
-        if rule.quiet_neighbours and rule.group_by == "unit" and _neighbours_noisy(group_key, frame, mask):
+        if rule.alone and _units_report_more(group, rows, chosen):
             continue
         finding = _finding(rule, context, group_key, records, repeats)
         if rule.common_cause:
-            _settle_common_cause(finding, group, frame, context)
-        if finding is not None:
-            finding["_explained"] = _explained(rule, context, group, records)
-            findings.append(finding)
+            _settle_common_cause(finding, group, rows)
+        finding["_explained"] = _explained(rule, context, group, records)
+        findings.append(finding)
     return findings
 
 
-def _explained(rule: Rule, context: RuleContext, group: pd.DataFrame, records: list[dict]) -> set[int]:
+def _explained(rule: Rule, context: RuleContext, group: list[dict], records: list[dict]) -> set[int]:
     """The events a finding accounts for: its own, and those its `explains` selections name on the
-    same units (a reset's victims, the block-layer errors of the disk it blames)."""
+    same units or part (a reset's victims, the block-layer errors of the disk it blames, the error
+    handler's aborts and resets that name only the SCSI host the units hang off)."""
     explained = {id(r) for r in records}
-    if rule.explains:
-        frame = context.events
-        units = set(group["unit"].dropna())
-        shared = GROUPINGS.get(rule.group_by)
-        scope = frame["unit"].isin(units)
-        # the error handler's aborts and resets that name only the SCSI host the units hang off
-        hosts = set(group["host"].dropna())
-        if hosts:
-            names_no_unit = frame["unit"].isna() | frame["unit"].astype("string").str.fullmatch(r"host\d+").fillna(False)
-            scope |= names_no_unit.astype(bool) & frame["host"].isin(hosts)
-        if shared and rule.group_by != "unit":
-            scope |= frame[shared].isin(set(group[shared].dropna()))
-        elif shared is None:
-            scope = pd.Series(True, index=frame.index)
-        for selection in rule.explains:
-            for index in frame.loc[scope & _mask(frame, selection), "_index"]:
-                explained.add(id(context.records[index]))
+    if not rule.explains:
+        return explained
+    units = {row["unit"] for row in group} - {None}
+    shared = GROUPINGS.get(rule.group_by)
+    parts = {row.get(shared) for row in group} - {None} if shared and rule.group_by != "unit" else set()
+    hosts = {row["host"] for row in group if not _missing(row.get("host"))}
+    for row in context.events:
+        in_scope = (shared is None or row["unit"] in units or row.get(shared) in parts
+                    or (row.get("host") in hosts and (row["unit"] is None or _HOST_UNIT.fullmatch(str(row["unit"])))))
+        if in_scope and any(_matches(row, selection) for selection in rule.explains):
+            explained.add(id(context.records[row["_index"]]))
     return explained
 
 
-def _settle_common_cause(finding: dict, group: pd.DataFrame, frame: pd.DataFrame, context: RuleContext) -> None:
+_HOST_UNIT = re.compile(r"host\d+")
+
+
+def _settle_common_cause(finding: dict, group: list[dict], rows: list[dict]) -> None:
     """Several units behind one part failed together. The part is the suspect unless a unit spoke
     for itself first (device-originated errors before the shared trouble began: the first to fail in
     a cascade is the cause). Confidence grows with the units and falls with those that also report
     their own media errors."""
-    units = sorted(set(group["unit"].dropna()))
+    units = sorted({row["unit"] for row in group} - {None})
     if not units:
         return
-    own = frame[frame["unit"].isin(units) & (frame["origin"] == "device") & frame["error_class"]]
-    shared_start = group["t"].min(skipna=True) if "t" in group else None
-    spoke_first = False
-    if not own.empty and shared_start is not None and shared_start == shared_start:
-        firsts = own.groupby("unit", observed=True)["t"].min()
-        spoke_first = bool((firsts <= shared_start).any())
-    with_own = set(own["unit"])
+    unit_set = set(units)
+    own = [row for row in rows if row["unit"] in unit_set and row["origin"] == "device" and row["error_class"]]
+    starts = [row["t"] for row in group if not _missing(row.get("t"))]
+    shared_start = min(starts) if starts else None
+    spoke_first = shared_start is not None and any(
+        not _missing(row.get("t")) and row["t"] <= shared_start for row in own)
+    with_own = {row["unit"] for row in own}
     base = finding["confidence"]
     grown = base + (1 - base) * min(len(units) - 2, 4) / 8 if len(units) >= 2 else base
     finding["confidence"] = round(grown * (1 - 0.5 * len(with_own) / len(units)), 4)
@@ -488,19 +486,20 @@ def _missing(value) -> bool:
     return value is None or (isinstance(value, float) and math.isnan(value))
 
 
-def _units_report_more(group: pd.DataFrame, frame: pd.DataFrame, mask: pd.Series) -> bool:
+def _units_report_more(group: list[dict], rows: list[dict], chosen: set[int]) -> bool:
     """Whether the group's units report trouble beyond what the rule selected (unit attentions and
     other events that point at no component do not count)."""
-    units = set(group["unit"].dropna())
-    return bool((frame["unit"].isin(units) & frame["error_class"] & ~mask & (frame["origin"] != "none")).any())
+    units = {row["unit"] for row in group} - {None}
+    return any(row["unit"] in units and row["error_class"] and row["_index"] not in chosen and row["origin"] != "none"
+               for row in rows)
 
 
-def _neighbours_noisy(unit, frame: pd.DataFrame, mask: pd.Series) -> bool:
-    adapters = frame.loc[mask & (frame["unit"] == unit), "path_adapter"].dropna().unique()
-    if len(adapters) == 0:
+def _neighbours_noisy(unit, rows: list[dict], chosen: set[int]) -> bool:
+    adapters = {row["path_adapter"] for row in rows if row["_index"] in chosen and row["unit"] == unit} - {None}
+    if not adapters:
         return False
-    others = frame[mask & frame["path_adapter"].isin(adapters) & (frame["unit"] != unit) & frame["unit"].notna()]
-    return not others.empty
+    return any(row["_index"] in chosen and row["path_adapter"] in adapters and row["unit"] not in (unit, None)
+               for row in rows)
 
 
 def _finding(rule: Rule, context: RuleContext, group_key, records: list[dict], count: int) -> dict:
@@ -588,17 +587,22 @@ def _shared_component(records: list[dict]) -> str | None:
 
 
 def _evaluate_device_rule(rule: Rule, context: RuleContext) -> list[dict]:
-    frame = context.devices
-    if frame.empty:
-        return []
     findings = []
-    for _, row in frame[_selection_mask(frame, rule)].iterrows():
+    for row in context.devices:
+        if not _selected(row, rule):
+            continue
         device = context.topology.find(row["unit"])
-        flags = (device.smart or {}).get("flags", []) if device else []
-        source = (device.smart or {}).get("source") if device else None
-        record = {"source": source or "smartctl", "line": 0, "unit": row["unit"],
-                  "raw": f"SMART health {row.get('smart_health')}; " + ", ".join(flags)}
-        findings.append(_finding(rule, context, row["unit"], [record], 1))
+        smart = (device.smart or {}) if device else {}
+        flags = smart.get("flags", [])
+        source = smart.get("source") or "smartctl"
+        # the smartctl lines behind the flags the rule asks about (all of them for a health rule)
+        asked = {key.partition("|")[0].removeprefix("smart_") for key in rule.select if key.startswith("smart_")}
+        lines = [item for item in smart.get("evidence") or []
+                 if "health" in asked or asked & set(item.get("flags") or [])]
+        records = [{"source": source, "line": item["line"], "unit": row["unit"], "raw": item["text"]} for item in lines]
+        records = records or [{"source": source, "line": 0, "unit": row["unit"],
+                               "raw": f"SMART health {row.get('smart_health')}; " + ", ".join(flags)}]
+        findings.append(_finding(rule, context, row["unit"], records, 1))
     return findings
 
 
@@ -682,24 +686,72 @@ def _title_in_sentence(title: str) -> str:
     return f"{first.lower()} {rest}".strip()
 
 
+# Verdict statuses, most severe first: when several apply, the first of them is the verdict's.
+# failure and suspect name a part (a finding's confidence decides which); degraded is an md array
+# running without redundancy; unexplained is error events no rule explains; inconclusive is too
+# little evidence for any verdict (coverage.py); healthy only when none of these applies.
+VERDICT_STATUSES = ("failure", "degraded", "suspect", "unexplained", "inconclusive", "healthy")
+
+
+def most_severe(statuses) -> str:
+    """The status that comes first in VERDICT_STATUSES (healthy when there is none)."""
+    found = set(statuses)
+    return next((status for status in VERDICT_STATUSES if status in found), "healthy")
+
+
 def _verdict(ranked: list[dict], findings: list[dict], analysis, unexplained: list[dict]) -> dict:
+    from .coverage import assess_coverage
+    coverage = assess_coverage(analysis)
     degraded = [a for a in analysis.topology.md_arrays.values() if a.state in ("degraded", "failed")]
     if ranked:
         # with a part named, consequences elsewhere (an md array degrading, a filesystem giving up)
         # follow from it; what is left unexplained is trouble some component reported
         unexplained = [r for r in unexplained if r.get("origin") != "none" and not _anonymous_recovery(r)]
     loose = _unexplained_units(unexplained, analysis.topology)
-    if not ranked:
-        if loose:
-            return _unexplained_verdict(loose, degraded)
-        status = "degraded" if degraded else "healthy"
-        summary = ("md arrays degraded: " + ", ".join(a.name for a in degraded) + "; no failing part identified."
-                   if degraded else "No storage fault found.")
-        return {"status": status, "summary": summary, "suspects": [], "unexplained": []}
-    top = ranked[0]
-    top_findings = [f for f in findings if not f["consequence"] and _suspect_key(f) == (top["fru"], top.get("hctl") or top.get("device"))]
-    severities = {f["severity"] for f in top_findings}
-    status = "failure" if severities & {"critical", "high"} and top["confidence"] >= 0.7 else "suspect"
+    statuses: list[str] = []
+    reasons: list[str] = []
+    headline = summary = ""
+    suspects = ranked
+    if ranked:
+        top = ranked[0]
+        top_findings = [f for f in findings if not f["consequence"]
+                        and _suspect_key(f) == (top["fru"], top.get("hctl") or top.get("device"))]
+        severities = {f["severity"] for f in top_findings}
+        statuses.append("failure" if severities & {"critical", "high"} and top["confidence"] >= 0.7 else "suspect")
+        label = _suspect_label(top)
+        reasons = [f"{_title_in_sentence(f['title'])} (x{f['count']})" for f in top_findings[:3]]
+        arrays = f"; md arrays: {', '.join(top['md_arrays'])}" if top.get("md_arrays") else ""
+        headline = f"{_VERBS[top['fru']]} {label}, confidence {top['confidence']:.2f}"
+        summary = f"{_VERBS[top['fru']]} {label}: {'; '.join(reasons)}{arrays}; confidence {top['confidence']:.2f}"
+        if top.get("md_arrays"):
+            reasons.append(f"member of md arrays {', '.join(top['md_arrays'])}")
+    elif loose:
+        statuses.append("unexplained")
+        headline, summary, suspects = _unexplained_verdict(loose)
+        reasons = [f"{u['device']}: {', '.join(f'{k} x{n}' for k, n in u['kinds'].items())}" for u in loose[:3]]
+    if degraded:
+        statuses.append("degraded")
+        names = ", ".join(a.name for a in degraded)
+        if not ranked and not loose:
+            headline = summary = f"md arrays degraded: {names}; no failing part identified"
+        else:
+            reasons.append(f"md arrays degraded: {names}")
+    if not coverage.supports_verdict:
+        statuses.append("inconclusive")
+        if not ranked and not degraded and not loose:
+            headline = summary = f"No verdict: {coverage.reason}"
+            reasons += [f"{gap['what']}: {gap['why']}" for gap in coverage.not_read[:3]]
+        else:
+            reasons.append(f"coverage: {coverage.reason}")
+    status = most_severe(statuses)
+    if status == "healthy":
+        headline = summary = f"No storage fault found in {_coverage_phrase(coverage)}."
+    return {"status": status, "summary": summary, "headline": headline, "reasons": reasons, "suspects": suspects,
+            "unexplained": loose}
+
+
+def _suspect_label(top: dict) -> str:
+    """The part as an engineer names it: its identity, then its component, model and serial."""
     name = top.get("hctl") or top.get("device") or "the shared component"
     who = ", ".join(x for x in (top.get("device") if top.get("device") != name else None, top.get("model"),
                                 top.get("serial") and f"serial {top['serial']}") if x)
@@ -708,11 +760,17 @@ def _verdict(ranked: list[dict], findings: list[dict], analysis, unexplained: li
     if described and described != name and not described.startswith(name):
         who = ", ".join(x for x in (described, who) if x)
     shown = described if described and described.startswith(name) else name
-    label = f"{shown} ({who})" if who else shown
-    reasons = "; ".join(f"{_title_in_sentence(f['title'])} (x{f['count']})" for f in top_findings[:3])
-    arrays = f"; md arrays: {', '.join(top['md_arrays'])}" if top.get("md_arrays") else ""
-    summary = f"{_VERBS[top['fru']]} {label}: {reasons}{arrays}; confidence {top['confidence']:.2f}"
-    return {"status": status, "summary": summary, "suspects": ranked, "unexplained": loose}
+    return f"{shown} ({who})" if who else shown
+
+
+def _coverage_phrase(coverage) -> str:
+    lines = f"{coverage.kernel_lines:,} kernel log line{'s' if coverage.kernel_lines != 1 else ''}"
+    if coverage.first and coverage.last:
+        return f"{lines} ({coverage.first[:19].replace('T', ' ')} .. {coverage.last[:19].replace('T', ' ')})"
+    if coverage.uptime_span:
+        from .coverage import uptime_phrase
+        return f"{lines} ({uptime_phrase(coverage.uptime_span)})"
+    return lines
 
 
 def _anonymous_recovery(record: dict) -> bool:
@@ -754,13 +812,12 @@ def _unexplained_units(records: list[dict], topology) -> list[dict]:
     return result
 
 
-def _unexplained_verdict(loose: list[dict], degraded: list) -> dict:
+def _unexplained_verdict(loose: list[dict]) -> tuple[str, str, list[dict]]:
     named = ", ".join(f"{u['device']} ({', '.join(f'{k} x{n}' for k, n in u['kinds'].items())})" for u in loose[:4])
     more = f" and {len(loose) - 4} more" if len(loose) > 4 else ""
-    arrays = f"; md arrays degraded: {', '.join(a.name for a in degraded)}" if degraded else ""
-    summary = (f"Errors no rule explains on {named}{more}{arrays}: the events are read, their cause is not "
-               f"known; check the evidence below (the suspects are guesses, confidence at most "
-               f"{UNEXPLAINED_CONFIDENCE:.1f}).")
+    headline = f"Errors no rule explains on {', '.join(u['device'] for u in loose[:4])}{more}"
+    summary = (f"Errors no rule explains on {named}{more}: the events are read, their cause is not known; "
+               f"check the evidence below (the suspects are guesses, confidence at most {UNEXPLAINED_CONFIDENCE:.1f}).")
     suspects = [{k: u[k] for k in ("fru", "hctl", "device", "model", "serial", "confidence")}
                 | {"rules": [], "md_arrays": [], "score": 0.0, "unexplained": True} for u in loose]
-    return {"status": "unexplained", "summary": summary, "suspects": suspects, "unexplained": loose}
+    return headline, summary, suspects

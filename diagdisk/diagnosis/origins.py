@@ -16,12 +16,11 @@ from __future__ import annotations
 from dataclasses import dataclass
 from functools import cache
 
-import pandas as pd
 import yaml
 
 from ..errors import DiagdiskError
 from ..resources import rules_dir
-from .selection import mask
+from .selection import matches
 
 ORIGINS = ("device", "link", "adapter", "bus", "enclosure", "power", "path", "backend", "ambiguous", "none")
 # the FRU class an origin points at when it is the whole story
@@ -57,18 +56,12 @@ def origin_model() -> OriginModel:
     return OriginModel(tuple(entries), tuple(errors.get("select") or ()), tuple(errors.get("filter") or ()))
 
 
-def attribute(frame: pd.DataFrame) -> tuple[pd.Series, pd.Series]:
-    """(origin, why) of every row of an event frame, from the table alone (no path refinement)."""
-    origin = pd.Series("none", index=frame.index, dtype=object)
-    why = pd.Series("", index=frame.index, dtype=object)
-    left = pd.Series(True, index=frame.index)
+def attribute(row: dict) -> tuple[str, str]:
+    """(origin, why) of one event row, from the table alone (no path refinement)."""
     for name, reason, selection in origin_model().entries:
-        hit = left & mask(frame, selection)
-        if hit.any():
-            origin[hit] = name
-            why[hit] = reason
-            left &= ~hit
-    return origin, why
+        if matches(row, selection):
+            return name, reason
+    return "none", ""
 
 
 def refine(origin: str, transport: str | None, virtual: bool) -> str:
@@ -80,11 +73,7 @@ def refine(origin: str, transport: str | None, virtual: bool) -> str:
     return origin
 
 
-def error_class(frame: pd.DataFrame) -> pd.Series:
+def is_error_class(row: dict) -> bool:
+    """Whether an event reports trouble (a healthy verdict needs it explained)."""
     model = origin_model()
-    selected = pd.Series(False, index=frame.index)
-    for selection in model.error_select:
-        selected |= mask(frame, selection)
-    for selection in model.error_filter:
-        selected &= ~mask(frame, selection)
-    return selected
+    return any(matches(row, s) for s in model.error_select) and not any(matches(row, s) for s in model.error_filter)

@@ -47,6 +47,7 @@ from collections.abc import Iterable, Iterator
 from typing import BinaryIO, NamedTuple
 
 from diagdisk.errors import InputError, PartialRead
+from diagdisk.progress import count_read, flush_count
 from diagdisk.inputs.limits import Limits
 from diagdisk.inputs.safeio import TEXT_SNIFF_BYTES, looks_like_text
 
@@ -95,7 +96,8 @@ class _Prepended:
 
 
 class _UpTo:
-    """A regular file read no further than the size it had when it was opened."""
+    """A regular file read no further than the size it had when it was opened; the bytes read are
+    counted for the progress display (diagdisk.progress)."""
 
     def __init__(self, stream: BinaryIO, size: int):
         self._stream = stream
@@ -106,6 +108,7 @@ class _UpTo:
             size = self.remaining
         data = self._stream.read(size) if size else b""
         self.remaining -= len(data)
+        count_read(len(data))
         return data
 
     def readinto(self, buffer: memoryview) -> int:
@@ -114,6 +117,7 @@ class _UpTo:
         with memoryview(buffer) as view:
             count = self._stream.readinto(view[: self.remaining]) or 0
         self.remaining -= count
+        count_read(count)
         return count
 
 
@@ -154,6 +158,7 @@ def iter_chunks(
             size_at_open = _regular_file_size(stream)
             bounded = _UpTo(stream, size_at_open) if size_at_open is not None else stream
             yield from _iter_stream(bounded, notes, chunk_size, max_line_bytes, max_bytes, size_at_open)
+            flush_count()
             size_now = _regular_file_size(stream)
             if size_at_open is not None and size_now is not None and size_now > size_at_open:
                 notes.note(f"{notes.name}: the file grew while it was read; read the {size_at_open} "
@@ -217,6 +222,7 @@ def iter_range_chunks(path: str | os.PathLike[str], start: int, stop: int, first
         stream.seek(start)
         yield from _iter_stream(_UpTo(stream, stop - start), notes, chunk_size, max_line_bytes, None,
                                 stop - start, first_line=first_line, sniff=False)
+        flush_count()
 
 
 def _iter_stream(stream: BinaryIO, notes: _Notes, chunk_size: int, max_line_bytes: int,

@@ -10,8 +10,8 @@ shape with one regex match.
 from __future__ import annotations
 
 import re
-from dataclasses import dataclass, field
-from functools import cache
+from dataclasses import dataclass
+from functools import cache, cached_property
 from pathlib import Path
 from typing import Callable
 
@@ -270,14 +270,32 @@ CONVERTERS: dict[str, Callable[[str], dict]] = {
 
 @dataclass
 class GrammarSpec:
+    """A grammar and its examples file. A run needs only the keywords (the prefilter's literals);
+    the accepted and rejected examples, most of the file, are read when the tests ask for them."""
+
     name: str
     path: Path
     keywords: list[str]
-    accept: list[dict] = field(default_factory=list)
-    reject: list[str] = field(default_factory=list)
+    examples_path: Path | None = None
+
+    @cached_property
+    def _examples(self) -> dict:
+        if self.examples_path is None:
+            return {}
+        return yaml.load(self.examples_path.read_text(), Loader=_FAST_LOADER) or {}
+
+    @property
+    def accept(self) -> list[dict]:
+        return list(self._examples.get("accept") or [])
+
+    @property
+    def reject(self) -> list[str]:
+        return list(self._examples.get("reject") or [])
 
 
 _FAST_LOADER = getattr(yaml, "CSafeLoader", yaml.SafeLoader)  # libyaml when PyYAML was built with it
+# the top-level `keywords:` block of an examples file, up to the next top-level key
+_KEYWORDS_BLOCK = re.compile(r"^keywords:.*?(?=^[A-Za-z_]|\Z)", re.MULTILINE | re.DOTALL)
 
 
 @cache
@@ -287,11 +305,19 @@ def grammar_specs() -> dict[str, GrammarSpec]:
         examples_path = lark_path.with_suffix(".examples.yml")
         if not examples_path.exists():
             continue  # shared terminal files carry no examples of their own
-        data = yaml.load(examples_path.read_text(), Loader=_FAST_LOADER) or {}
-        specs[lark_path.stem] = GrammarSpec(
-            name=lark_path.stem, path=lark_path, keywords=list(data.get("keywords") or []),
-            accept=list(data.get("accept") or []), reject=list(data.get("reject") or []))
+        specs[lark_path.stem] = GrammarSpec(name=lark_path.stem, path=lark_path,
+                                            keywords=_keywords(examples_path.read_text()),
+                                            examples_path=examples_path)
     return specs
+
+
+def _keywords(text: str) -> list[str]:
+    """The `keywords:` list of an examples file, read without parsing the examples after it."""
+    block = _KEYWORDS_BLOCK.search(text)
+    data = yaml.load(block.group(), Loader=_FAST_LOADER) if block else None
+    if not isinstance(data, dict) or "keywords" not in data:
+        data = yaml.load(text, Loader=_FAST_LOADER) or {}   # an unusual layout: read it whole
+    return list(data.get("keywords") or [])
 
 
 def kernel_families() -> list[str]:
@@ -417,6 +443,24 @@ class _Shape:
         return event
 
 
+class _OnDemand(dict):
+    """name -> what `make(name)` gives, made the first time it is asked for; holds only `names`."""
+
+    def __init__(self, names, make: Callable):
+        super().__init__()
+        self._names = frozenset(names)
+        self._make = make
+
+    def __missing__(self, name):
+        if name not in self._names:
+            raise KeyError(name)
+        made = self[name] = self._make(name)
+        return made
+
+    def __contains__(self, name) -> bool:
+        return name in self._names
+
+
 class MessageParser:
     """Parses kernel messages with the family grammars; one instance per worker.
 
@@ -426,12 +470,16 @@ class MessageParser:
     remembered exactly, so a storm of one unknown line costs one lark attempt per family.
     """
 
-    def __init__(self, families: list[str] | None = None, shape_cache_size: int = 20000):
+    def __init__(self, families: list[str] | None = None, shape_cache_size: int = 20000, on_demand: bool = False):
         self.families = families if families is not None else kernel_families()
-        self._parsers = {name: parser_for(name) for name in self.families}
-        self._terminal_patterns = {
-            name: {t.name: t.pattern.to_regexp() for t in parser.terminals if t.pattern.type == "re"}
-            for name, parser in self._parsers.items()}
+        # on demand: a family's parser is loaded when a message first needs it (one pasted line
+        # needs one or two); otherwise all at once, before workers fork and share them
+        self._parsers = _OnDemand(self.families, parser_for)
+        self._terminal_patterns = _OnDemand(self.families, lambda name: {
+            t.name: t.pattern.to_regexp() for t in self._parsers[name].terminals if t.pattern.type == "re"})
+        if not on_demand:
+            for name in self.families:
+                self._terminal_patterns[name]
         self._shapes: dict[tuple, list[tuple[str, _Shape]]] = {}
         self._refused: dict[tuple, None] = {}
         self._cache_size = shape_cache_size
@@ -496,12 +544,18 @@ def default_parser() -> MessageParser:
     return MessageParser()
 
 
+@cache
+def _line_parser() -> MessageParser:
+    """The parser of pasted lines: each family's grammar loaded when a line first needs it."""
+    return MessageParser(on_demand=True)
+
+
 def parse_line(text: str) -> list[dict]:
     """Frame and parse one pasted log line (used by `diagdisk decode line`)."""
     from .framing import frame_line
     from .enrich import enrich_event
     framed = frame_line(text)
-    event = default_parser().parse(framed.message)
+    event = _line_parser().parse(framed.message)
     if event is None:
         return []
     event["raw"] = text

@@ -16,6 +16,7 @@ from dataclasses import dataclass, field
 from functools import cache
 
 from ..inputs.chunks import iter_chunks, iter_range_chunks, iter_windows
+from .coverage import KernelLines
 from .events import IDENTITY_FIELDS
 from .framing import Framed, frame_line
 from .plans import _BSD_START, _ISO_START, MAY_NAME_A_SCSI_DEVICE, LinePlans, PlanHit
@@ -47,6 +48,7 @@ class LogReadResult:
     header_style: str | None = None
     warnings: list[str] = field(default_factory=list)
     events_read: int = 0
+    kernel: KernelLines = field(default_factory=KernelLines)   # the kernel lines it holds
 
 
 def _has_identity(event: dict) -> bool:
@@ -130,6 +132,7 @@ class LogReader:
             text, core_start, core_end = window.text, window.core_start, window.core_end
             if headered is None:
                 headered = self._detect_headers(text[core_start:core_end], result)
+            result.kernel.feed(text, core_start, core_end, result.header_style if headered else None)
             pending: list = []       # event dicts, and lineplan.PlanHit for lines a plan read
             sort_pending = False
             self._frames: dict[int, Framed] = {}
@@ -199,6 +202,8 @@ class LogReader:
                 + (0 if text[core_end - 1:core_end] == b"\n" else 1)
             if sort_pending:
                 pending.sort(key=_line_of)  # context lines before an event come before it
+            if not headered:
+                result.kernel.feed_parsed_lines(len({_line_of(item) for item in pending}))
             result.events_read += len(pending)
             yield from pending
         result.lines = max(last_line_count, 0)

@@ -193,6 +193,7 @@ def join_segments(name: str, parts: list[SegmentRead], report_date: datetime | N
         events += part.events
         read.lines = part.read.lines or read.lines
         read.unparsed_candidates += part.read.unparsed_candidates
+        read.kernel.join(part.read.kernel)
         read.unparsed_samples += part.read.unparsed_samples[:MAX_UNPARSED_SAMPLES - len(read.unparsed_samples)]
         for warning in part.read.warnings:
             once = next((phrase for phrase in _ONCE_PER_FILE if phrase in warning), None)

@@ -16,6 +16,24 @@ MAX_SECTORS = 1000
 _TIMELINE_BUCKETS = 60
 # kinds whose sector is an LBA of the disk they name (md's redirect sectors are array sectors)
 _LBA_KINDS = ("sense", "io_error", "ata_exception", "nvme_error")
+_MEDIUM_ERROR_SENSE_KEY = 3
+_UNRECOVERED_READ_ERROR_ASC = 0x11
+_NVME_MEDIA_ERRORS_SCT = 2   # status code type 2: media and data integrity errors
+
+
+def is_medium_error(event: dict) -> bool:
+    """Whether an event says the medium failed at its sector (a failing LBA), rather than that an
+    I/O to that sector failed for another reason (a cable, a reset, a refused command)."""
+    kind = event["kind"]
+    if kind == "sense":
+        return event.get("sense_key") == _MEDIUM_ERROR_SENSE_KEY or event.get("asc") == _UNRECOVERED_READ_ERROR_ASC
+    if kind == "io_error":
+        return "medium" in (event.get("text") or "") or event.get("sense_key") == _MEDIUM_ERROR_SENSE_KEY
+    if kind == "ata_exception":
+        return "UNC" in (event.get("ata_error") or "").split()
+    if kind == "nvme_error":
+        return event.get("sct") == _NVME_MEDIA_ERRORS_SCT
+    return False
 
 
 def _summary_key(event: dict) -> tuple:
@@ -33,6 +51,7 @@ def build_report(analysis, findings: list[dict] | None = None, verdict: dict | N
     events = [e for e in analysis.events if e["kind"] not in NON_EVENT_KINDS]
     summary: dict[tuple, dict] = {}
     sectors: dict[str, set[int]] = defaultdict(set)
+    failing: dict[str, set[int]] = defaultdict(set)
     for event in events:
         key = _summary_key(event)
         first, last = _first_last(event)
@@ -52,10 +71,15 @@ def build_report(analysis, findings: list[dict] | None = None, verdict: dict | N
             found = event.get("_sectors") or ([event["sector"]] if event.get("sector") is not None else [])
             if label and found and len(sectors[label]) < MAX_SECTORS:
                 sectors[label].update(found[:MAX_SECTORS - len(sectors[label])])
+            if label and found and is_medium_error(event) and len(failing[label]) < MAX_SECTORS:
+                failing[label].update(found[:MAX_SECTORS - len(failing[label])])
     for smart in analysis.smart:
         lbas = getattr(smart, "failing_lbas", None) or []
         if smart.device and lbas:
             sectors[smart.device].update(lbas[:MAX_SECTORS])
+            failing[smart.device].update(lbas[:MAX_SECTORS])
+    from ..diagnosis.coverage import assess_coverage
+    coverage = assess_coverage(analysis)
     times = sorted(t for e in events for t in _first_last(e) if t)
     topology = analysis.topology
     return {
@@ -65,28 +89,40 @@ def build_report(analysis, findings: list[dict] | None = None, verdict: dict | N
         "generated": datetime.now(timezone.utc).isoformat(timespec="seconds"),
         "host": {"hostname": analysis.hostname, "kernel": analysis.kernel,
                  "report_date": analysis.report_date.isoformat() if analysis.report_date else None},
+        # what a reader wants first: the verdict, and what it stands on
+        "verdict": verdict or _verdict_without_rules(coverage),
+        "coverage": coverage.as_dict(),
         "time_span": {"first": times[0] if times else None, "last": times[-1] if times else None,
                       "years_inferred": any(e.get("time_quality") == "year_inferred" for e in events)},
         "sources": [{"path": s.name, "format": s.format, "lines": s.lines, "events": s.events,
                      "unparsed_candidates": s.unparsed_candidates,
                      "unparsed_samples": [{"line": n, "text": t} for n, t in s.unparsed_samples],
-                     "warnings": s.warnings} for s in analysis.sources],
+                     "kernel_lines": s.kernel_lines, "warnings": s.warnings} for s in analysis.sources],
         "missing_sources": analysis.missing_sources,
         "complete": analysis.complete,
         "warnings": analysis.warnings + topology.conflicts,
         "devices": _devices(analysis, events),
         "event_summary": sorted(summary.values(), key=lambda e: (-e["count"], str(e["device"]), e["kind"])),
         "sectors": {k: sorted(v) for k, v in sorted(sectors.items())},
+        "failing_lbas": {k: sorted(v) for k, v in sorted(failing.items())},
         "md_arrays": [{"name": a.name, "level": a.level, "state": a.state,
                        "failed_members": a.failed_members, "active": a.active, "expected": a.expected,
                        "members": a.members} for a in sorted(topology.md_arrays.values(), key=lambda a: a.name)],
         "timeline": _timeline(events),
         "findings": findings or [],
-        "verdict": verdict or {"status": "healthy", "summary": "No storage fault found.", "suspects": []},
         # present when the input holds performance data (sar, iostat, diskstats, queue settings)
         **({"performance": section} if (section := performance_section(
             getattr(analysis, "performance", None), performance_findings)) else {}),
     }
+
+
+def _verdict_without_rules(coverage) -> dict:
+    """The verdict of a report built without running the rules (tools and tests)."""
+    if coverage.supports_verdict:
+        return {"status": "healthy", "summary": "No storage fault found.", "headline": "No storage fault found.",
+                "reasons": [], "suspects": []}
+    return {"status": "inconclusive", "summary": f"No verdict: {coverage.reason}",
+            "headline": f"No verdict: {coverage.reason}", "reasons": [], "suspects": []}
 
 
 def _devices(analysis, events: list[dict]) -> list[dict]:
@@ -122,17 +158,20 @@ def _first_last(event: dict) -> tuple[str | None, str | None]:
 
 def _timeline(events: list[dict]) -> list[dict]:
     """Events per device and kind in _TIMELINE_BUCKETS equal spans of the wall-clock time they
-    cover. A storm's records hold a point for every second it went on: counted as whole arrays."""
+    cover, apart for events no rule took for a sign of a fault (`benign`: an empty DVD tray's NOT
+    READY, a link coming up). A storm's records hold a point for every second it went on: counted
+    as whole arrays."""
     import numpy
 
-    series = []  # ((unit, kind), times, counts) per record
+    series = []  # ((unit, kind, benign), times, counts) per record
     for event in events:
         if event.get("clock") != "wall":
             continue
         runs = event.get("_runs") or ([(event["t"], event.get("repeat") or 1)] if event.get("t") is not None else [])
         if runs:
             points = numpy.array(runs, dtype=float)
-            series.append(((event.get("unit") or "unknown", event["kind"]), points[:, 0], points[:, 1]))
+            benign = is_informational(event) or not event.get("_flagged")
+            series.append(((event.get("unit") or "unknown", event["kind"], benign), points[:, 0], points[:, 1]))
     if not series:
         return []
     start = min(float(times.min()) for _, times, _ in series)
@@ -149,4 +188,5 @@ def _timeline(events: list[dict]) -> list[dict]:
         return datetime.fromtimestamp(t, timezone.utc).replace(tzinfo=None).isoformat()
 
     return [{"start": iso(start + i * width), "end": iso(start + (i + 1) * width), "device": unit,
-             "kind": kind, "count": count} for (i, unit, kind), count in sorted(buckets.items())]
+             "kind": kind, "count": count, "benign": benign}
+            for (i, unit, kind, benign), count in sorted(buckets.items())]

@@ -27,6 +27,7 @@ CHART_FONTS = ["Helvetica Neue", "Helvetica", "Arial", "Liberation Sans", "DejaV
 
 ERROR_COLOR_LOW = "#f4c7b8"
 ERROR_COLOR_HIGH = "#a50f15"
+BENIGN_COLOR = "#c3c8cf"
 RESET_COLOR = "#e08a00"
 MD_COLOR = "#5b3f9e"
 GRID_COLOR = "#d9dde3"
@@ -53,8 +54,11 @@ class _Bucket:
     count: int
 
 
-def event_category(kind: str | None) -> str:
-    """Group event kinds into what the timeline marks distinctly: resets, md state, errors."""
+def event_category(kind: str | None, benign: bool = False) -> str:
+    """Group event kinds into what the timeline marks distinctly: resets, md state, errors, and
+    events no rule took for a sign of a fault (benign: an empty DVD tray, a link coming up)."""
+    if benign:
+        return "benign"
     kind = (kind or "").lower()
     if "reset" in kind:
         return "reset"
@@ -102,7 +106,8 @@ def _buckets(timeline: list) -> tuple[list[_Bucket], int]:
             end = start
         device = entry.get("device")
         lane = str(device) if device not in (None, "") else "(no device)"
-        usable.append(_Bucket(start, end, lane, event_category(entry.get("kind")), _as_count(entry.get("count"))))
+        usable.append(_Bucket(start, end, lane, event_category(entry.get("kind"), entry.get("benign") is True),
+                              _as_count(entry.get("count"))))
     return usable, without_time
 
 
@@ -110,17 +115,21 @@ def _choose_lanes(buckets: list[_Bucket], preferred: list[str], max_lanes: int) 
     """Lanes in reading order: suspects first, then the busiest; the rest fold into one lane."""
     errors: dict[str, int] = defaultdict(int)
     markers: dict[str, int] = defaultdict(int)
+    benign: dict[str, int] = defaultdict(int)
     for bucket in buckets:
         if bucket.category == "error":
             errors[bucket.lane] += bucket.count
+        elif bucket.category == "benign":
+            benign[bucket.lane] += bucket.count
         else:
             markers[bucket.lane] += bucket.count
     # Resets and md state changes are rare and decisive, so their lanes (hosts, arrays) come before
-    # the lanes that only repeat errors.
-    lanes = errors.keys() | markers.keys()
+    # the lanes that only repeat errors; lanes with nothing but benign events come last.
+    lanes = errors.keys() | markers.keys() | benign.keys()
     ordered = [lane for lane in dict.fromkeys(preferred) if lane in lanes]
     ordered += sorted((lane for lane in lanes if lane not in ordered),
-                      key=lambda lane: (markers[lane] == 0, -errors[lane], -markers[lane], lane))
+                      key=lambda lane: (errors[lane] + markers[lane] == 0, markers[lane] == 0, -errors[lane],
+                                        -markers[lane], -benign[lane], lane))
     if len(ordered) <= max_lanes:
         return ordered, None
     kept = ordered[: max_lanes - 1]
@@ -207,6 +216,13 @@ def _draw(lanes: list[str], cells: dict, first: datetime, bin_width: timedelta, 
                 (x_first + column * x_width, row - 0.32), x_width, 0.64,
                 facecolor=shade(norm(count)), edgecolor=shade(norm(count)), linewidth=0.4))
 
+        benign_cells = [(row, column) for (row, column, category), count in cells.items()
+                        if category == "benign" and count > 0 and not cells.get((row, column, "error"))]
+        for row, column in benign_cells:
+            axes.add_patch(matplotlib.patches.Rectangle(
+                (x_first + column * x_width, row - 0.2), x_width, 0.4,
+                facecolor=BENIGN_COLOR, edgecolor=BENIGN_COLOR, linewidth=0.4))
+
         for category, marker, color in (("reset", "v", RESET_COLOR), ("md", "D", MD_COLOR)):
             points = [(x_first + (column + 0.5) * x_width, row, count)
                       for (row, column, kind), count in cells.items() if kind == category and count > 0]
@@ -229,12 +245,14 @@ def _draw(lanes: list[str], cells: dict, first: datetime, bin_width: timedelta, 
         for side in ("top", "right"):
             axes.spines[side].set_visible(False)
 
-        legend = [
-            Patch(facecolor=ERROR_COLOR_HIGH, label=f"errors (darker = more, peak {peak:,} per column)"),
-            Line2D([], [], linestyle="none", marker="v", color=RESET_COLOR, label="reset"),
-            Line2D([], [], linestyle="none", marker="D", color=MD_COLOR, label="md state change"),
-        ]
-        figure.legend(handles=legend, loc="outside upper left", ncols=3, frameon=False)
+        drawn = {category for (_, _, category), count in cells.items() if count > 0}
+        legend = [handle for category, handle in (
+            ("error", Patch(facecolor=ERROR_COLOR_HIGH, label=f"errors (darker = more, peak {peak:,} per column)")),
+            ("reset", Line2D([], [], linestyle="none", marker="v", color=RESET_COLOR, label="reset")),
+            ("md", Line2D([], [], linestyle="none", marker="D", color=MD_COLOR, label="md state change")),
+            ("benign", Patch(facecolor=BENIGN_COLOR, label="no fault (no rule took these for one)")),
+        ) if category in drawn]
+        figure.legend(handles=legend, loc="outside upper left", ncols=max(len(legend), 1), frameon=False)
         output = io.StringIO()
         FigureCanvasSVG(figure).print_svg(output, metadata={"Date": None})
     return clean_svg(output.getvalue(), id_prefix="dd-timeline-", label="Timeline of events per device")

@@ -2,7 +2,9 @@
 
 The page is opened on air-gapped machines and attached to tickets, so it carries its CSS inline,
 its chart as inline SVG, no script, and a Content-Security-Policy that forbids fetching anything.
-Every string that came from a log is untrusted: jinja2 autoescaping is on for the whole template.
+Every string that came from a log is untrusted: jinja2 autoescaping is on for the whole template,
+and every value printed has its control characters escaped first (safetext), so the page is safe
+to `cat` in a terminal too.
 
 Every list is capped (with the number left out shown), and the timeline is re-binned, so the page
 size has a bound whatever the size of the input; tests/report/html states that bound.
@@ -18,9 +20,13 @@ from pathlib import Path
 from typing import Any
 
 import jinja2
+import markupsafe
 
 from diagdisk.decode.devnames import disk_of
 from diagdisk.errors import InputError
+from diagdisk.logs.events import EVENT_KINDS
+from diagdisk.report.labels import kind_label
+from diagdisk.safetext import escape_control
 
 SCHEMA = "diagdisk.report/1"
 TEMPLATES_DIR = Path(__file__).resolve().parent / "templates"
@@ -41,11 +47,17 @@ MAX_MISSING_SOURCES = 100
 MAX_WARNINGS_PER_SOURCE = 5
 MAX_INPUT_WARNINGS = 50
 MAX_TEXT_CHARS = 600
+MAX_NOT_READ = 20
+MAX_EVIDENCE_LINES = 12     # physical lines of one piece of evidence (a stitched report)
+# rsyslog writes a line break inside one kernel message as "#012"
+RSYSLOG_NEWLINE = "#012"
 
 STATUS_HEADLINES = {
     "failure": "Hardware failure",
     "degraded": "Degraded",
     "suspect": "Suspect hardware",
+    "unexplained": "Errors no rule explains",
+    "inconclusive": "No verdict: too little evidence",
     "healthy": "No hardware fault found",
 }
 FRU_ACTIONS = {
@@ -91,6 +103,7 @@ class DeviceCard:
     smart: dict | None
     evidence: Capped
     md_arrays: list[str] = field(default_factory=list)
+    other_sectors: Capped = field(default_factory=lambda: Capped([], 0))
 
 
 def render_html(report: dict) -> str:
@@ -110,7 +123,10 @@ def _environment() -> jinja2.Environment:
         autoescape=True,
         trim_blocks=True,
         lstrip_blocks=True,
+        finalize=_printable,
     )
+    environment.filters["evidence"] = evidence_markup
+    environment.filters["label"] = kind_label
     environment.filters["when"] = format_time
     environment.filters["num"] = format_number
     environment.filters["percent"] = format_percent
@@ -149,6 +165,8 @@ def build_view(report: dict) -> dict:
         "host": host,
         "time_span": _dict(report.get("time_span")),
         "verdict": _verdict_view(verdict, suspects, titles_by_rule, findings),
+        "coverage": _coverage_view(report.get("coverage")),
+        "legend": _legend(report),
         "suspects": Capped([_suspect_view(s, titles_by_rule) for s in suspects[:MAX_SUSPECTS]], len(suspects)),
         "findings": Capped([_finding_view(f) for f in findings[:MAX_FINDINGS]], len(findings)),
         "timeline": timeline_chart(_list(report.get("timeline")), suspect_lanes),
@@ -175,8 +193,35 @@ def _verdict_view(verdict: dict, suspects: list[dict], titles_by_rule: dict, fin
         "status": status,
         "headline": STATUS_HEADLINES.get(status, "No verdict"),
         "summary": summary,
+        "reasons": [str(reason) for reason in _list(verdict.get("reasons"))],
         "primary": primary,
     }
+
+
+def _coverage_view(coverage: Any) -> dict | None:
+    """What the verdict stands on; None for a report made before reports carried it."""
+    if not isinstance(coverage, dict):
+        return None
+    kernel = _dict(coverage.get("kernel_log"))
+    not_read = [gap for gap in _list(coverage.get("not_read")) if isinstance(gap, dict)]
+    return {
+        "supported": coverage.get("verdict_supported") is not False,
+        "reason": coverage.get("reason"),
+        "kernel_lines": int(_number(kernel.get("lines"))),
+        "first": kernel.get("first"),
+        "last": kernel.get("last"),
+        "kernel_sources": [str(_dict(s).get("path")) for s in _list(kernel.get("sources"))][:10],
+        "smart_devices": [str(name) for name in _list(coverage.get("smart_devices"))],
+        "not_read": capped(not_read, MAX_NOT_READ),
+        "window": _dict(coverage.get("window")) or None,
+    }
+
+
+def _legend(report: dict) -> list[tuple[str, str, str]]:
+    """(kind, label, meaning) of every event kind the report shows, for the page's legend."""
+    kinds = {row.get("kind") for row in _list(report.get("event_summary")) if isinstance(row, dict)}
+    kinds |= {row.get("kind") for row in _list(report.get("timeline")) if isinstance(row, dict)}
+    return [(kind, kind_label(kind), EVENT_KINDS.get(kind, "")) for kind in sorted(k for k in kinds if isinstance(k, str))]
 
 
 def _suspect_view(suspect: dict, titles_by_rule: dict) -> dict:
@@ -228,6 +273,7 @@ def _device_cards(report: dict, devices: list[dict], suspects: list[dict], findi
         for key in _identity_keys(suspect.get("device"), suspect.get("hctl")):
             findings_by_key.setdefault(key, []).append(finding)
     sectors = _dict(report.get("sectors"))
+    failing = _dict(report.get("failing_lbas")) if "failing_lbas" in report else sectors
     arrays_by_member = _arrays_by_member(md_arrays)
 
     suspect_rank: dict[str, int] = {}
@@ -244,7 +290,8 @@ def _device_cards(report: dict, devices: list[dict], suspects: list[dict], findi
         if rank is None and not any(counts.values()) and not device.get("smart"):
             continue
         seen.update(keys)
-        cards.append(_card(device, keys, rank, counts, summary_by_key, findings_by_key, sectors, arrays_by_member))
+        cards.append(_card(device, keys, rank, counts, summary_by_key, findings_by_key, (failing, sectors),
+                           arrays_by_member))
     for rank, suspect in enumerate(suspects, start=1):
         keys = _identity_keys(suspect.get("device"), suspect.get("hctl"))
         # A suspect named by device ("host0", "ata3") is its own card even when it shares an H:C:T:L
@@ -258,7 +305,8 @@ def _device_cards(report: dict, devices: list[dict], suspects: list[dict], findi
             for row in summary_by_key.get(key, []):
                 kind = str(row.get("kind") or "event")
                 counts[kind] = counts.get(kind, 0) + int(_number(row.get("count")))
-        card = _card(pseudo_device, keys, rank, counts, summary_by_key, findings_by_key, sectors, arrays_by_member)
+        card = _card(pseudo_device, keys, rank, counts, summary_by_key, findings_by_key, (failing, sectors),
+                     arrays_by_member)
         if card.error_total or card.decoded.items or card.evidence.items:
             seen.update(keys)
             cards.append(card)
@@ -268,7 +316,8 @@ def _device_cards(report: dict, devices: list[dict], suspects: list[dict], findi
 
 
 def _card(device: dict, keys: list[str], rank: int | None, counts: dict[str, int], summary_by_key: dict,
-          findings_by_key: dict, sectors: dict, arrays_by_member: dict) -> DeviceCard:
+          findings_by_key: dict, sectors: tuple[dict, dict], arrays_by_member: dict) -> DeviceCard:
+    """`sectors`: the failing LBAs (medium errors) and every sector a failed I/O named."""
     name = device.get("name")
     # An event row or finding that names a device belongs to that device only; one that names just
     # an H:C:T:L belongs to the device at that address. keys[0] is the most specific identity.
@@ -281,7 +330,7 @@ def _card(device: dict, keys: list[str], rank: int | None, counts: dict[str, int
 
     decoded = sorted(rows, key=lambda row: -_number(row.get("count")))
     decoded_view = [{
-        "kind": row.get("kind"),
+        "kind": kind_label(row.get("kind")) if row.get("kind") else None,
         "sense_key": row.get("sense_key"),
         "asc_ascq": row.get("asc_ascq"),
         "meaning": asc_ascq_meaning(row.get("asc_ascq")),
@@ -290,7 +339,10 @@ def _card(device: dict, keys: list[str], rank: int | None, counts: dict[str, int
         "last": row.get("last"),
     } for row in decoded[:MAX_DECODED_ROWS_PER_DEVICE]]
 
-    device_sectors = sectors.get(name) if name else None
+    failing_sectors, all_sectors = sectors
+    device_sectors = _list(failing_sectors.get(name)) if name else []
+    failing_set = set(device_sectors)
+    other_sectors = [sector for sector in _list(all_sectors.get(name)) if sector not in failing_set] if name else []
     md_member_of = [str(array) for array in _list(device.get("md_member_of"))]
     if name:
         md_member_of += [array for array in arrays_by_member.get(name, []) if array not in md_member_of]
@@ -306,9 +358,11 @@ def _card(device: dict, keys: list[str], rank: int | None, counts: dict[str, int
         ) if value not in (None, "")],
         suspect_rank=rank,
         error_total=sum(counts.values()),
-        error_counts=sorted(counts.items(), key=lambda item: (-item[1], item[0])),
+        error_counts=sorted(((kind_label(kind), count) for kind, count in counts.items()),
+                            key=lambda item: (-item[1], item[0])),
         decoded=Capped(decoded_view, len(decoded)),
         sectors=capped(device_sectors, MAX_SECTORS_PER_DEVICE),
+        other_sectors=capped(other_sectors, MAX_SECTORS_PER_DEVICE),
         smart=_dict(device.get("smart")) or None,
         evidence=_evidence_capped(related_findings, MAX_EVIDENCE_PER_DEVICE),
         md_arrays=md_member_of,
@@ -463,6 +517,34 @@ def format_percent(value: Any) -> str:
     if isinstance(value, bool) or not isinstance(value, (int, float)) or not math.isfinite(value):
         return "\u2014"
     return f"{round(value * 100)}%"
+
+
+def _printable(value: Any) -> Any:
+    """Every value the template prints, with control characters escaped (markup we made is kept)."""
+    if isinstance(value, markupsafe.Markup):
+        return value
+    if isinstance(value, str):
+        return escape_control(value)
+    return value
+
+
+def evidence_markup(value: Any) -> markupsafe.Markup:
+    """A piece of evidence as the lines an engineer reads: the lines of a stitched report and the
+    lines rsyslog joined with #012, each escaped and on its own line; a line past MAX_TEXT_CHARS
+    is cut with an ellipsis and says how much was left out."""
+    text = "" if _missing(value) else str(value)
+    lines = [part for line in text.split("\n") for part in line.split(RSYSLOG_NEWLINE)]
+    shown = []
+    for line in lines[:MAX_EVIDENCE_LINES]:
+        if len(line) <= MAX_TEXT_CHARS:
+            shown.append(markupsafe.escape(escape_control(line)))
+        else:
+            shown.append(markupsafe.escape(escape_control(line[:MAX_TEXT_CHARS] + "\u2026"))
+                         + markupsafe.Markup(' <span class="cut">[{:,} more characters]</span>')
+                         .format(len(line) - MAX_TEXT_CHARS))
+    if len(lines) > MAX_EVIDENCE_LINES:
+        shown.append(markupsafe.escape(f"\u2026 {len(lines) - MAX_EVIDENCE_LINES} more lines"))
+    return markupsafe.Markup("<br>").join(shown)
 
 
 def clip_text(value: Any, limit: int = MAX_TEXT_CHARS) -> str:

@@ -117,6 +117,8 @@ class SmartReport:
     messages: list[str] = field(default_factory=list)
     options: list[str] = field(default_factory=list)  # of the smartctl run: from the JSON argv or the file name
     from_json: bool = False
+    # the line of the text output each flag (by its name before ':') was read from: (number, text)
+    flag_lines: dict[str, tuple[int, str]] = field(default_factory=dict)
 
     def to_dict(self) -> dict[str, Any]:
         """The ``devices[].smart`` object of the diagdisk.report/1 contract."""
@@ -127,7 +129,17 @@ class SmartReport:
             "firmware": self.firmware,
             "flags": list(self.flags),
             "source": self.source,
+            "evidence": self.evidence(),
         }
+
+    def evidence(self) -> list[dict[str, Any]]:
+        """The lines of the smartctl output its flags were read from, in line order, each with the
+        names of the flags it gave."""
+        cited: dict[tuple[int, str], list[str]] = {}
+        for name in (flag.partition(":")[0] for flag in self.flags):
+            if name in self.flag_lines:
+                cited.setdefault(self.flag_lines[name], []).append(name)
+        return [{"line": number, "text": text, "flags": names} for (number, text), names in sorted(cited.items())]
 
     def as_record(self) -> dict[str, Any]:
         """Every field, for debugging and for readers that want the raw counters."""
@@ -283,11 +295,27 @@ def parse_smartctl_text(text: str, source_name: str) -> SmartReport:
     saw_self_test = False
     attributes: dict[int, dict[str, Any]] = {}
 
-    for line in text.splitlines():
+    attribute_lines: dict[int, tuple[int, str]] = {}
+    cite = report.flag_lines.setdefault
+    for number, line in enumerate(text.splitlines(), start=1):
         parsed = parse_line(line)
         if parsed is None:
             continue
         kind, fields = parsed
+        here = (number, line.strip())
+        if kind in ("health", "scsi_health"):
+            cite("health_failed", here)
+        elif kind == "attribute":
+            attribute_lines.setdefault(fields["id"], here)
+        elif kind in ("grown_defects", "error_count", "error_lba"):
+            cite({"error_count": "error_log_entries", "error_lba": "error_log_entries"}.get(kind, kind), here)
+        elif kind == "nvme_health" and fields["nvme_label"] in _NVME_LABEL_FLAGS:
+            for flag in _NVME_LABEL_FLAGS[fields["nvme_label"]]:
+                cite(flag, here)
+        elif kind == "self_test" and "failure" in fields["test_text"].lower():
+            cite("self_tests_failed", here)
+        elif kind == "scsi_error_counter" and fields["uncorrected"]:
+            cite("scsi_uncorrected_errors", here)
         if kind == "info":
             labels.setdefault(fields["label"].lower(), fields["value"])
         elif kind == "wwn":
@@ -341,6 +369,13 @@ def parse_smartctl_text(text: str, source_name: str) -> SmartReport:
         elif "device model" in labels or attributes:
             report.protocol = "ata"
 
+    for attribute_id, here in attribute_lines.items():
+        fields = attributes[attribute_id]
+        name = PREDICTIVE_ATTRIBUTES.get(attribute_id) or dict([CABLE_ATTRIBUTE]).get(attribute_id)
+        if name:
+            cite(name, here)
+        if fields["when_failed"] in ("FAILING_NOW", "NOW"):
+            cite("prefail_below_threshold" if _is_prefail_text(fields) else "usage_attribute_failing", here)
     for fields in attributes.values():
         _apply_attribute(
             report,
@@ -368,6 +403,16 @@ def _is_prefail_text(fields: dict[str, Any]) -> bool:
     if "type" in fields:
         return fields["type"] == "Pre-fail"
     return "P" in fields.get("brief_flags", "")
+
+
+# NVMe health lines of the text output -> the flags they lead to
+_NVME_LABEL_FLAGS = {
+    "Critical Warning": ("nvme_critical_warning", "spare_below_threshold"),
+    "Available Spare": ("spare_below_threshold",),
+    "Percentage Used": ("percentage_used",),
+    "Media and Data Integrity Errors": ("nvme_media_errors",),
+    "Error Information Log Entries": ("error_log_entries",),
+}
 
 
 def _apply_nvme_text(report: SmartReport, label: str, reading: Any) -> None:

@@ -53,7 +53,8 @@ from click.testing import CliRunner  # noqa: E402
 from diagdisk.cli.main import main  # noqa: E402
 from diagdisk.errors import ExitCode  # noqa: E402
 
-DOCUMENTED_EXIT_CODES = {ExitCode.OK, ExitCode.FINDINGS, ExitCode.BAD_INPUT, ExitCode.PARTIAL}
+DOCUMENTED_EXIT_CODES = {ExitCode.OK, ExitCode.FINDINGS, ExitCode.BAD_INPUT, ExitCode.PARTIAL,
+                         ExitCode.INCONCLUSIVE}
 ABSURD_NUMBERS = [b"0", b"-1", str(2**64).encode(), str(2**80).encode(), b"9" * 30, b"0x" + b"f" * 24]
 SOSREPORT_PATHS = ["var/log/messages", "var/log/messages-20240101", "sos_commands/kernel/dmesg", "proc/scsi/scsi",
                    "proc/mdstat", "sos_commands/scsi/lsscsi", "sos_commands/block/lsblk_-O_-P",
@@ -381,6 +382,13 @@ def _fingerprint(path: Path) -> dict[str, str]:
     return prints
 
 
+_SEVERITIES = ("info", "low", "medium", "high", "critical")
+
+
+def _has_finding_at(document: dict, fail_on: str) -> bool:
+    return any(_SEVERITIES.index(f["severity"]) >= _SEVERITIES.index(fail_on) for f in document["findings"])
+
+
 def check_run(input_path: Path, sandbox: Path, output_format: str = "json",
               fail_on: str | None = None) -> tuple[int | None, list[str]]:
     """Run `diagdisk --debug analyze` on ``input_path``: its exit code (None for a crash) and the
@@ -419,6 +427,9 @@ def check_run(input_path: Path, sandbox: Path, output_format: str = "json",
             expected = {ExitCode.OK: True, ExitCode.PARTIAL: False}.get(code, document.get("complete"))
             if document.get("complete") is not expected:
                 problems.append(f"exit {code} but complete={document.get('complete')}")
+            if (code == ExitCode.INCONCLUSIVE) != (fail_on is not None and not _has_finding_at(document, fail_on)
+                                                   and document["verdict"]["status"] == "inconclusive"):
+                problems.append(f"exit {code} with --fail-on {fail_on} and verdict {document['verdict']['status']}")
         elif output_format == "html" and not text.rstrip().endswith("</html>"):
             problems.append("html report not whole")
     else:

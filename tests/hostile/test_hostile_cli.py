@@ -111,11 +111,14 @@ def test_unexpected_failure_is_one_line_without_debug_and_a_traceback_with_it(mo
 
     monkeypatch.setattr("diagdisk.diagnosis.engine.evaluate_rules", broken)
     result = run("analyze", SAMPLE)
-    assert result.exit_code == ExitCode.BAD_INPUT
+    assert result.exit_code == ExitCode.INTERNAL == 70
     assert one_line_error(result) == ("diagdisk: internal error: RuntimeError: rule engine exploded "
                                       "(rerun with --debug)")
     debug = run("--debug", "analyze", SAMPLE)
     assert isinstance(debug.exception, RuntimeError)
+    # --debug is taken after the command too, where the hint's reader is likely to add it
+    debug_after = run("analyze", SAMPLE, "--debug")
+    assert isinstance(debug_after.exception, RuntimeError)
 
 
 # -- output -----------------------------------------------------------------------------------------
@@ -158,7 +161,7 @@ def test_output_onto_an_input_folder_is_a_usage_error(tmp_path):
     assert list((tmp_path / "sosreport").iterdir()) == []
 
 
-@pytest.mark.parametrize("failure, code", [(RuntimeError("renderer crashed"), ExitCode.BAD_INPUT),
+@pytest.mark.parametrize("failure, code", [(RuntimeError("renderer crashed"), ExitCode.INTERNAL),
                                            (KeyboardInterrupt(), ExitCode.INTERRUPTED)])
 def test_a_failure_mid_render_leaves_the_previous_report_whole(tmp_path, monkeypatch, failure, code):
     report = tmp_path / "report.html"

@@ -100,8 +100,6 @@ def test_coverage_by_group_and_era(tmp_path, capsys):
 def test_origins_agree_with_the_catalogue(tmp_path, capsys):
     """rules/model/origins.yml gives each event the component that originated it; the catalogue
     row, read from the kernel source, says the same for its message. Print every disagreement."""
-    import pandas as pd
-
     from diagdisk.diagnosis.engine import PATH_FIELDS
     from diagdisk.diagnosis.origins import attribute, refine
     from diagdisk.logs.events import EVENT_FIELDS
@@ -117,9 +115,9 @@ def test_origins_agree_with_the_catalogue(tmp_path, capsys):
         if not events or events[0]["kind"] != row["kind"]:
             continue
         event = events[0]
-        frame = pd.DataFrame([{k: event.get(k) for k in set(EVENT_FIELDS) | set(PATH_FIELDS)}])
+        row = {k: event.get(k) for k in set(EVENT_FIELDS) | set(PATH_FIELDS)}
         transport = transport_of_driver(event.get("driver"))
-        origin = refine(attribute(frame)[0][0], transport, transport in VIRTUAL_TRANSPORTS)
+        origin = refine(attribute(row)[0], transport, transport in VIRTUAL_TRANSPORTS)
         # an NVMe drive is its own controller: a fault of that controller is the drive's
         wanted = "device" if row["origin"] == "adapter" and event.get("nvme_ctrl") else row["origin"]
         if origin == wanted or (origin == "none" and row["class"] == "consequence"):

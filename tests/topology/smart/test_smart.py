@@ -60,7 +60,7 @@ def test_healthy_wd_text_passes_without_flags():
     assert report.flags == []
     assert report.error_log_entries == 0
     assert report.to_dict() == {"health": "passed", "serial": "WD-WCASY1367905", "wwn": None,
-                                "firmware": "02.03B02", "flags": [], "source": report.source}
+                                "firmware": "02.03B02", "flags": [], "source": report.source, "evidence": []}
 
 
 def test_udma_crc_errors_are_a_flag_that_does_not_fail_the_disk():
@@ -121,7 +121,7 @@ def test_sas_grown_defects_warn():
 @pytest.mark.parametrize("name", sorted(p.name for p in FIXTURES.glob("*.json")))
 def test_every_sample_yields_contract_smart_object(name):
     smart = json_fixture(name).to_dict()
-    assert set(smart) == {"health", "serial", "wwn", "firmware", "flags", "source"}
+    assert set(smart) == {"health", "serial", "wwn", "firmware", "flags", "source", "evidence"}
     assert smart["health"] in ("passed", "warning", "failed", "unknown")
     assert all(isinstance(flag, str) and flag for flag in smart["flags"])
 
@@ -296,3 +296,28 @@ def test_a_media_error_in_the_log_is_a_warning_with_its_sector():
     report = parse_smartctl_text(_ERROR_LOG.format(types="UNC"), "sos_commands/ata/smartctl_-a_.dev.sdb")
     assert report.health == "warning"
     assert report.failing_lbas == [185051720]
+
+
+# ---------------------------------------------------------------- evidence: the lines behind the flags
+
+
+def test_flags_cite_the_smartctl_lines_they_were_read_from():
+    path = Path(__file__).resolve().parents[3] / "samples/demo-sosreport/sos_commands/ata/smartctl_-a_.dev.sdc"
+    lines = path.read_text().splitlines()
+    report = parse_smartctl_text(path.read_text(), "sos_commands/ata/smartctl_-a_.dev.sdc")
+    cited = {flag: item for item in report.evidence() for flag in item["flags"]}
+    assert set(cited) == {flag.partition(":")[0] for flag in report.flags}
+    for item in report.evidence():
+        assert lines[item["line"] - 1].strip() == item["text"]
+    assert "Reallocated_Sector_Ct" in cited["reallocated_sectors"]["text"]
+    assert "Error Count" in cited["error_log_entries"]["text"]
+
+
+def test_a_device_rule_cites_the_lines_of_the_flags_it_asks_about():
+    from diagdisk.diagnosis.analysis import analyze
+    from diagdisk.diagnosis.engine import evaluate_rules, load_rules
+    sample = Path(__file__).resolve().parents[3] / "samples/sata-cable-icrc-link-downgrade-sdb"
+    findings, _ = evaluate_rules(load_rules(), analyze([str(sample)], jobs=1))
+    crc = [f for f in findings if f["rule"] == "DD502"]
+    assert crc, [f["rule"] for f in findings]
+    assert all(item["line"] > 0 and "UDMA_CRC_Error_Count" in item["text"] for item in crc[0]["evidence"])
