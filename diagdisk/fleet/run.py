@@ -133,6 +133,10 @@ def _task_failure(exc: BaseException) -> str:
     name = type(exc).__name__
     if name == "KilledWorker":
         return "its worker died twice while analysing it (see the worker logs)"
+    if "Cancelled" in name:
+        # nothing here cancels a running input: the scheduler forgot it because the workers
+        # holding it and the scattered done set died
+        return "its workers died while analysing it (see the worker logs)"
     return f"the task failed: {name}: {exc}"
 
 
