@@ -43,6 +43,21 @@ def _asc_ascq_from_text(text: str) -> tuple[int, int] | None:
     return lookup_description(text.strip())
 
 
+def _host_byte_name(code: int) -> str | None:
+    from ..decode.result import HOST_BYTE_NAMES
+    return HOST_BYTE_NAMES.get(code)
+
+
+def _driver_byte_name(code: int) -> str | None:
+    from ..decode.result import DRIVER_BYTE_NAMES
+    return DRIVER_BYTE_NAMES.get(code & 0x0F)
+
+
+def _scsi_status_name(code: int) -> str | None:
+    from ..decode.result import scsi_status_name
+    return scsi_status_name(code)
+
+
 def _hctl_fields(text: str) -> dict:
     host, channel, target, lun = (int(x) for x in re.split(r"[:]", text))
     return {"hctl": f"{host}:{channel}:{target}:{lun}", "host": host, "channel": channel,
@@ -165,6 +180,32 @@ CONVERTERS: dict[str, Callable[[str], dict]] = {
     "OUTCOME": lambda t: {"text": t},
     # -- family converters below (one line each; keep names equal to the terminal) --
     # -- section: scsi, block, buffer heads --
+    "TAPEDEV": lambda t: {"device": t},
+    "CHANGER": lambda t: {"device": t},
+    # messages that name the NOT READY condition instead of printing the sense key
+    "SENSE_KEY__NOT_READY": lambda t: {"sense_key": 0x2},
+    "SENSE_KEY__NOT_READY_OLD": lambda t: {"sense_key": 0x2},
+    # "sns = 70  3": the third sense byte, whose low nibble is the key (the high bits are FMK/EOM/ILI)
+    "SENSE_KEY__BYTE2": lambda t: {"sense_key": int(t, 16) & 0xF},
+    "SENSE_BYTES__DESCRIPTOR": lambda t: {"sense_hex": " ".join(t.split())},
+    # 2.4 "scsi0 (0,1,0) : RESERVATION CONFLICT": channel, id, lun
+    "CHANNEL_TARGET_LUN": lambda t: dict(zip(("channel", "target", "lun"), map(int, t.strip("()").split(",")))),
+    # 2.4/2.6.9 sd "status=1, message=00, host=0, driver=08": status_byte() (status >> 1), host decimal
+    "STATUS__HEX": lambda t: {"status": _scsi_status_name(int(t, 16) << 1)},
+    "HOST_BYTE__DEC": lambda t: {"host_byte_code": int(t), "host_byte": _host_byte_name(int(t))},
+    "DRIVER_BYTE__HEX2": lambda t: {"driver_byte_code": int(t, 16), "driver_byte": _driver_byte_name(int(t, 16))},
+    # 2.4 kdevname after the device class: "sd08:10" is major 8, minor 16
+    "KDEVNAME": lambda t: {"majmin": devnames.parse_majmin(re.sub(r"^[a-z]+", "", t), hex_numbers=True)},
+    # transport classes: "scsi target0:0:3", "scsi(0:0:3:0)", " session3", " connection3:0", libsas
+    "STARGET": lambda t: dict(zip(("host", "channel", "target"), map(int, t.removeprefix("target").split(":")))),
+    "SPI_HCTL": lambda t: _hctl_fields(t.removeprefix("scsi").strip("()")),
+    "ISCSI_SESSION__NAMED": lambda t: {"iscsi_session": int(t.removeprefix("session"))},
+    "ISCSI_CONN__NAMED": lambda t: {"iscsi_conn": t.removeprefix("connection")},
+    "SAS_ADDRESS__BARE": lambda t: {"sas_address": "0x" + t.lower()},
+    "SAS_DEVICE": lambda t: {"text": t},
+    "PHY__NAMED": lambda t: {"phy": int(t.removeprefix("phy"))},
+    "ATA_PORT": lambda t: {"ata_port": t},
+    "LUN__HEX": lambda t: {"lun": _hex(t)},
     # -- section: ata, ide, usb --
     # -- section: nvme, pci/aer, md, dm, fs --
     # -- section: sas/raid adapters, parallel scsi --
