@@ -206,6 +206,9 @@ CONVERTERS: dict[str, Callable[[str], dict]] = {
     "PHY__NAMED": lambda t: {"phy": int(t.removeprefix("phy"))},
     "ATA_PORT": lambda t: {"ata_port": t},
     "LUN__HEX": lambda t: {"lun": _hex(t)},
+    # block layer: the task that ran past a device's end; a hung task "comm:pid" (comm may hold ':')
+    "TASK_BEYOND_END": lambda t: {"text": t.rsplit(": attempt to access", 1)[0]},
+    "TASK_PID": lambda t: {"text": t.rsplit(":", 1)[0]},
     # -- section: ata, ide, usb --
     # -- section: nvme, pci/aer, md, dm, fs --
     # -- section: sas/raid adapters, parallel scsi --
