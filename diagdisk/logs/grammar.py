@@ -103,6 +103,21 @@ def _bits(text: str) -> str:
     return " ".join(text.replace("{", " ").replace("}", " ").split())
 
 
+# The long register bit names of 2.6.9 libata's ata_dump_status and of the IDE driver, as libata's
+# error handler prints them since 2.6.19 ("status: { DRDY ERR }", "error: { UNC }").
+_ATA_STATUS_NAMES = {"Busy": "Busy", "DriveReady": "DRDY", "DeviceFault": "DF", "SeekComplete": "DSC",
+                     "DataRequest": "DRQ", "CorrectedError": "CORR", "Index": "IDX", "Sense": "SENSE",
+                     "Error": "ERR"}
+_ATA_ERROR_NAMES = {"DriveStatusError": "ABRT", "BadCRC": "ICRC", "BadSector": "BBK", "Sector": "BBK",
+                    "UncorrectableError": "UNC", "SectorIdNotFound": "IDNF", "TrackZeroNotFound": "TK0NF",
+                    "AddrMarkNotFound": "AMNF", "MediaChangeRequested": "MCR", "AbortedCommand": "ABRT",
+                    "EndOfMedia": "EOM", "IllegalLengthIndication": "ILI"}
+
+
+def _register_names(text: str, names: dict[str, str]) -> str:
+    return " ".join(names.get(name, name) for name in _bits(text).split())
+
+
 # terminal name -> function(token text) -> dict of event fields
 CONVERTERS: dict[str, Callable[[str], dict]] = {
     "HCTL": _hctl_fields,
@@ -210,6 +225,11 @@ CONVERTERS: dict[str, Callable[[str], dict]] = {
     "TASK_BEYOND_END": lambda t: {"text": t.rsplit(": attempt to access", 1)[0]},
     "TASK_PID": lambda t: {"text": t.rsplit(":", 1)[0]},
     # -- section: ata, ide, usb --
+    "ATA_DRIVER": lambda t: {"driver": t},
+    "EMASK__BARE": lambda t: {"emask": int(t, 16)},
+    # "{ DriveReady SeekComplete Error }" (ata_dump_status, IDE): named as libata's EH names them
+    "ATA_STATUS__NAMES": lambda t: {"ata_status": _register_names(t, _ATA_STATUS_NAMES)},
+    "ATA_ERROR__NAMES": lambda t: {"ata_error": _register_names(t, _ATA_ERROR_NAMES)},
     # -- section: nvme, pci/aer, md, dm, fs --
     # -- section: sas/raid adapters, parallel scsi --
     # -- section: fc, iscsi, virtual --
