@@ -58,6 +58,11 @@ def _scsi_status_name(code: int) -> str | None:
     return scsi_status_name(code)
 
 
+def _ata_command_name(code: int) -> str | None:
+    from ..decode.ata import ATA_COMMAND_NAMES
+    return ATA_COMMAND_NAMES.get(code)
+
+
 def _hctl_fields(text: str) -> dict:
     host, channel, target, lun = (int(x) for x in re.split(r"[:]", text))
     return {"hctl": f"{host}:{channel}:{target}:{lun}", "host": host, "channel": channel,
@@ -230,6 +235,11 @@ CONVERTERS: dict[str, Callable[[str], dict]] = {
     # "{ DriveReady SeekComplete Error }" (ata_dump_status, IDE): named as libata's EH names them
     "ATA_STATUS__NAMES": lambda t: {"ata_status": _register_names(t, _ATA_STATUS_NAMES)},
     "ATA_ERROR__NAMES": lambda t: {"ata_error": _register_names(t, _ATA_ERROR_NAMES)},
+    "ATA_OPCODE__HEX": lambda t: {"opcode": _hex(t), "ata_command": _ata_command_name(_hex(t))},
+    # IDE: "ide0" is the channel (hwif), "dma_intr:" what the driver was doing, "ST380011A, ATA DISK drive"
+    "IDE_HWIF": lambda t: {"adapter": t},
+    "IDE_CONTEXT": lambda t: {"text": t.rstrip(":")},
+    "IDE_IDENTITY": lambda t: {"model": t.rsplit(",", 1)[0].strip()},
     # -- section: nvme, pci/aer, md, dm, fs --
     # -- section: sas/raid adapters, parallel scsi --
     # -- section: fc, iscsi, virtual --
