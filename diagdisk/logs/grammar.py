@@ -63,6 +63,27 @@ def _ata_command_name(code: int) -> str | None:
     return ATA_COMMAND_NAMES.get(code)
 
 
+# A USB hub names a port of its own by the hub's interface and the port's number, far apart in the
+# message ("hub 2-0:1.0: cannot reset port 3"); their converters leave them under these keys and
+# the port's path is made of both: 2-3 on a root hub, 1-1.4 on the hub at 1-1.
+_USB_HUB, _USB_HUB_PORT = "_usb_hub", "_usb_hub_port"
+
+
+def _join_usb_port(event: dict) -> None:
+    hub = event.pop(_USB_HUB)
+    port = event.pop(_USB_HUB_PORT, None)
+    bus, _, path = hub.partition("-")
+    if port is not None:
+        event.setdefault("usb_port", f"{bus}-{port}" if path == "0" else f"{hub}.{port}")
+    elif path != "0":
+        event.setdefault("usb_port", hub)
+
+
+def _usb_port_device(text: str) -> str:
+    hub, _, port = text.rpartition("-port")
+    return f"{hub.removeprefix('usb')}-{port}" if hub.startswith("usb") else f"{hub}.{port}"
+
+
 def _hctl_fields(text: str) -> dict:
     host, channel, target, lun = (int(x) for x in re.split(r"[:]", text))
     return {"hctl": f"{host}:{channel}:{target}:{lun}", "host": host, "channel": channel,
@@ -236,6 +257,14 @@ CONVERTERS: dict[str, Callable[[str], dict]] = {
     "ATA_STATUS__NAMES": lambda t: {"ata_status": _register_names(t, _ATA_STATUS_NAMES)},
     "ATA_ERROR__NAMES": lambda t: {"ata_error": _register_names(t, _ATA_ERROR_NAMES)},
     "ATA_OPCODE__HEX": lambda t: {"opcode": _hex(t), "ata_command": _ata_command_name(_hex(t))},
+    "HCD_DRIVER": lambda t: {"driver": t},
+    "USB_DEVICE": lambda t: {"usb_port": t},
+    # a hub's port device: "usb2-port3" (root hub of bus 2) is 2-3, "1-1-port4" is 1-1.4
+    "USB_PORT_DEVICE": lambda t: {"usb_port": _usb_port_device(t)},
+    # "usb-storage 2-1:1.0": an interface (configuration 1, interface 0) of the device at 2-1
+    "USB_INTERFACE": lambda t: {"usb_port": t.split(":")[0]},
+    "USB_HUB": lambda t: {_USB_HUB: t.split(":")[0]},
+    "HUB_PORT": lambda t: {_USB_HUB_PORT: int(t)},
     # IDE: "ide0" is the channel (hwif), "dma_intr:" what the driver was doing, "ST380011A, ATA DISK drive"
     "IDE_HWIF": lambda t: {"adapter": t},
     "IDE_CONTEXT": lambda t: {"text": t.rstrip(":")},
@@ -318,6 +347,8 @@ def tree_to_event(tree: Tree) -> tuple[dict, list[Token]]:
                 if child.type in CONVERTERS:
                     for key, value in _converted(child.type, str(child)).items():
                         event.setdefault(key, value)
+    if _USB_HUB in event:
+        _join_usb_port(event)
     tokens.sort(key=lambda t: t.start_pos)
     return event, tokens
 
@@ -406,6 +437,8 @@ class _Shape:
         for index, what in self.steps:
             event.update(what if index is None else _converted(what, match.group(index)))
         event.update(self.base)
+        if _USB_HUB in event:
+            _join_usb_port(event)
         return event
 
 
