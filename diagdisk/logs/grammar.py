@@ -250,6 +250,7 @@ CONVERTERS: dict[str, Callable[[str], dict]] = {
     # block layer: the task that ran past a device's end; a hung task "comm:pid" (comm may hold ':')
     "TASK_BEYOND_END": lambda t: {"text": t.rsplit(": attempt to access", 1)[0]},
     "TASK_PID": lambda t: {"text": t.rsplit(":", 1)[0]},
+    "OLD_INQUIRY": lambda t: _vendor_model_rev(f"{t[8:16]} {t[25:41]} {t[48:52]}"),
     # -- section: ata, ide, usb --
     "ATA_DRIVER": lambda t: {"driver": t},
     "EMASK__BARE": lambda t: {"emask": int(t, 16)},
