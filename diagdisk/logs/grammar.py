@@ -60,6 +60,17 @@ def _scsi_status_name(code: int) -> str | None:
     return scsi_status_name(code)
 
 
+def _result_fields(code: int) -> dict:
+    """A SCSI result word and what its bytes say, as the result's own line tells them: the origin
+    of the event depends on the host and driver bytes before any report is stitched."""
+    from ..decode.result import decode_result
+    if not 0 <= code <= 0xFFFFFFFF:
+        return {"result": code}
+    decoded = decode_result(code)
+    return {"result": code, "host_byte": decoded.host_byte_name, "driver_byte": decoded.driver_byte_name,
+            "status": decoded.status_name}
+
+
 def _ata_command_name(code: int) -> str | None:
     from ..decode.ata import ATA_COMMAND_NAMES
     return ATA_COMMAND_NAMES.get(code)
@@ -140,6 +151,11 @@ _ATA_ERROR_NAMES = {"DriveStatusError": "ABRT", "BadCRC": "ICRC", "BadSector": "
                     "UncorrectableError": "UNC", "SectorIdNotFound": "IDNF", "TrackZeroNotFound": "TK0NF",
                     "AddrMarkNotFound": "AMNF", "MediaChangeRequested": "MCR", "AbortedCommand": "ABRT",
                     "EndOfMedia": "EOM", "IllegalLengthIndication": "ILI"}
+
+
+def _serror_names(value: int) -> str | None:
+    from ..decode.ata import serror_names
+    return " ".join(serror_names(value)) or None
 
 
 def _register_names(text: str, names: dict[str, str]) -> str:
@@ -251,9 +267,9 @@ CONVERTERS: dict[str, Callable[[str], dict]] = {
     "FRU__HEX": lambda t: {"fru_code": _hex(t)},
     "HOST_BYTE": lambda t: {"host_byte": t},
     "DRIVER_BYTE": lambda t: {"driver_byte": t},
-    "HOST_BYTE__HEX": lambda t: {"host_byte_code": _hex(t)},
-    "DRIVER_BYTE__HEX": lambda t: {"driver_byte_code": _hex(t)},
-    "RESULT__HEX": lambda t: {"result": _hex(t)},
+    "HOST_BYTE__HEX": lambda t: {"host_byte_code": _hex(t), "host_byte": _host_byte_name(_hex(t))},
+    "DRIVER_BYTE__HEX": lambda t: {"driver_byte_code": _hex(t), "driver_byte": _driver_byte_name(_hex(t))},
+    "RESULT__HEX": lambda t: _result_fields(_hex(t)),
     "OPCODE__HEX": lambda t: {"opcode": _hex(t)},
     "CDB_NAME": lambda t: {"op": t.split("(")[0].strip().upper(), "cdb_name": t},
     "OP": lambda t: {"op": t.upper()},
@@ -334,6 +350,8 @@ CONVERTERS: dict[str, Callable[[str], dict]] = {
     "OLD_INQUIRY": lambda t: _vendor_model_rev(f"{t[8:16]} {t[25:41]} {t[48:52]}"),
     # -- section: ata, ide, usb --
     "ATA_DRIVER": lambda t: {"driver": t},
+    # the exception line's SErr, named as the "SError: { ... }" line names it (older kernels print no such line)
+    "SERROR__HEX": lambda t: {"serror": _serror_names(_hex(t))},
     "EMASK__BARE": lambda t: {"emask": int(t, 16)},
     # "{ DriveReady SeekComplete Error }" (ata_dump_status, IDE): named as libata's EH names them
     "ATA_STATUS__NAMES": lambda t: {"ata_status": _register_names(t, _ATA_STATUS_NAMES)},
