@@ -358,6 +358,8 @@ CONVERTERS: dict[str, Callable[[str], dict]] = {
     "ATA_ERROR__NAMES": lambda t: {"ata_error": _register_names(t, _ATA_ERROR_NAMES)},
     "ATA_OPCODE__HEX": lambda t: {"opcode": _hex(t), "ata_command": _ata_command_name(_hex(t))},
     "HCD_DRIVER": lambda t: {"driver": t},
+    "HCD_NAME": lambda t: {"driver": t},
+    "USB_STORAGE": lambda t: {"driver": t},
     "USB_DEVICE": lambda t: {"usb_port": t},
     # a hub's port device: "usb2-port3" (root hub of bus 2) is 2-3, "1-1-port4" is 1-1.4
     "USB_PORT_DEVICE": lambda t: {"usb_port": _usb_port_device(t)},
