@@ -19,7 +19,7 @@ import yaml
 from lark import Lark, Token, Tree
 from lark.exceptions import LarkError
 
-from ..decode import devnames
+from ..decode import adapters, devnames
 from .events import EVENT_KINDS, split_alias
 from ..larkbuild import build_lark
 from ..resources import grammars_dir
@@ -168,6 +168,30 @@ CONVERTERS: dict[str, Callable[[str], dict]] = {
     # -- section: ata, ide, usb --
     # -- section: nvme, pci/aer, md, dm, fs --
     # -- section: sas/raid adapters, parallel scsi --
+    "IOC": lambda t: {"adapter": t},
+    "ADAPTER": lambda t: {"adapter": t.strip("()")},
+    "FUSION_MODULE": lambda t: {"driver": t},
+    "LOGINFO__HEX": lambda t: {"loginfo": _hex(t)},
+    "LOGINFO_TEXT": lambda t: {"text": t.strip()},
+    "RAID_ACTION_TEXT": lambda t: {"text": t.strip()},
+    "FW_TEXT": lambda t: {"text": t.strip()},
+    "PAREN_TEXT": lambda t: {"text": t.strip()},
+    "FAULT_CODE__HEX": lambda t: {"fault_code": _hex(t)},
+    "FAULT_CODE__H": lambda t: {"fault_code": _hex(t)},
+    "IOC_STATE__HEX": lambda t: adapters.mpi_ioc_state_fields(_hex(t)),
+    "SAS_ADDRESS": lambda t: {"sas_address": adapters.sas_address(t)},
+    "ENCLOSURE_ID": lambda t: {"enclosure_id": t.lower()},
+    "ENCL_SLOT": lambda t: {"slot": int(t)},
+    "PHY": lambda t: {"phy": int(t)},
+    "PHY__HEX": lambda t: {"phy": _hex(t) if t.lower().startswith("0x") else int(t)},
+    "PORT": lambda t: {"port": t},
+    "STARGET": lambda t: dict(zip(("host", "channel", "target"), map(int, t.removeprefix("target").split(":")))),
+    "END_DEVICE": lambda t: {"host": int(t.removeprefix("end_device-").split(":")[0])},
+    "CHIP": lambda t: {"model": t.rstrip(":").strip()},
+    "SENSE_KEY__HEX": lambda t: {"sense_key": _hex(t)},
+    # states a controller's RAID firmware names: the member or volume state is the event's text
+    **{name: (lambda t: {"text": t.strip()}) for name in (
+        "PHYSDISK_LOST", "PHYSDISK_OK", "VOLUME_OK", "VOLUME_DEGRADED", "VOLUME_FAILED", "SPI_PARITY")},
     # -- section: fc, iscsi, virtual --
     # -- end of sections --
     # md "active with 1 out of 2 mirrors": the terminal only matches a short set, so a cached shape is never reused for a full one.

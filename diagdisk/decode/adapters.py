@@ -1,0 +1,46 @@
+"""What SAS/RAID adapter drivers print about themselves and the drives behind them: SAS addresses,
+and MPI IOC states. Each adapter driver spells these its own way; the path model
+needs one spelling to tie a drive's lines from several drivers and tools together.
+"""
+
+from __future__ import annotations
+
+from . import DecodeError
+
+# mpi2.h / mpi.h MPI*_IOC_STATE_*: the top nibble is the state; in FAULT (and COREDUMP, MPI 2.6)
+# the low 16 bits are the firmware's fault code
+_IOC_STATE_MASK = 0xF0000000
+_IOC_STATES = {0x00000000: "RESET", 0x10000000: "READY", 0x20000000: "OPERATIONAL",
+               0x40000000: "FAULT", 0x50000000: "COREDUMP"}
+_STATES_WITH_FAULT_CODE = ("FAULT", "COREDUMP")
+
+
+def sas_address(text: str) -> str:
+    """A SAS address as 0x and 16 lower-case hex digits ("5000C500A1B2C3D4" -> "0x5000c500a1b2c3d4").
+
+    >>> sas_address("0x500605B0000272BF")
+    '0x500605b0000272bf'
+    """
+    digits = text.strip().lower().removeprefix("0x")
+    if not digits or len(digits) > 16 or any(c not in "0123456789abcdef" for c in digits):
+        raise DecodeError(f"not a SAS address: {text!r}")
+    return "0x" + digits.rjust(16, "0")
+
+
+def mpi_ioc_state(value: int) -> str:
+    """Name of the state in an MPI IOC state word (the doorbell's top nibble)."""
+    return _IOC_STATES.get(value & _IOC_STATE_MASK, f"0x{(value & _IOC_STATE_MASK) >> 28:x}")
+
+
+def mpi_ioc_state_fields(value: int) -> dict:
+    """Event fields an IOC state word gives: the fault code when the IOC is in FAULT.
+
+    >>> mpi_ioc_state_fields(0x40002623)
+    {'fault_code': 9763}
+    >>> mpi_ioc_state_fields(0x20000000)
+    {}
+    """
+    if mpi_ioc_state(value) in _STATES_WITH_FAULT_CODE:
+        return {"fault_code": value & 0xFFFF}
+    return {}
+
