@@ -1,9 +1,11 @@
 """What SAS/RAID adapter drivers print about themselves and the drives behind them: SAS addresses,
-and MPI IOC states. Each adapter driver spells these its own way; the path model
+MPI IOC states, MegaRAID firmware events. Each driver spells these its own way; the path model
 needs one spelling to tie a drive's lines from several drivers and tools together.
 """
 
 from __future__ import annotations
+
+import re
 
 from . import DecodeError
 
@@ -44,3 +46,32 @@ def mpi_ioc_state_fields(value: int) -> dict:
         return {"fault_code": value & 0xFFFF}
     return {}
 
+
+
+# MegaRAID firmware event text: "PD 04(e0x20/s4)" is device id 4 in enclosure 0x20, slot 4;
+# "Path 5000c50034a3e2a1" the SAS address the drive was reached by; "Sense: 3/11/00" its sense.
+_MEGARAID_PD = re.compile(r"\(e(0x[0-9a-fA-F]+)/s(\d+)\)")
+_MEGARAID_PATH = re.compile(r"\bPath ([0-9a-fA-F]{16})\b")
+_MEGARAID_SENSE = re.compile(r"\bSense: ([0-9a-fA-F]{1,2})/([0-9a-fA-F]{2})/([0-9a-fA-F]{2})\b")
+
+
+def megaraid_event_fields(text: str) -> dict:
+    """Event fields in a MegaRAID firmware event's description: the first drive it names
+    (enclosure and slot), the SAS address it was reached by, and its sense key, ASC and ASCQ.
+
+    >>> megaraid_event_fields("Unexpected sense: PD 0c(e0x20/s12) Path 5000c50034a3e2a1, "
+    ...                       "CDB: 28 00 00 00 00 00 00 00 08 00, Sense: 3/11/00")
+    {'enclosure_id': '0x20', 'slot': 12, 'sas_address': '0x5000c50034a3e2a1', 'sense_key': 3, 'asc': 17, 'ascq': 0}
+    """
+    fields: dict = {}
+    drive = _MEGARAID_PD.search(text)
+    if drive:
+        fields["enclosure_id"] = drive.group(1).lower()
+        fields["slot"] = int(drive.group(2))
+    path = _MEGARAID_PATH.search(text)
+    if path:
+        fields["sas_address"] = sas_address(path.group(1))
+    sense = _MEGARAID_SENSE.search(text)
+    if sense:
+        fields.update(zip(("sense_key", "asc", "ascq"), (int(g, 16) for g in sense.groups())))
+    return fields

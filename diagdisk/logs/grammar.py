@@ -189,6 +189,13 @@ CONVERTERS: dict[str, Callable[[str], dict]] = {
     "END_DEVICE": lambda t: {"host": int(t.removeprefix("end_device-").split(":")[0])},
     "CHIP": lambda t: {"model": t.rstrip(":").strip()},
     "SENSE_KEY__HEX": lambda t: {"sense_key": _hex(t)},
+    "MEGASAS_DRIVER": lambda t: {"driver": "megaraid_sas"},
+    "LEGACY_DRIVER": lambda t: {"driver": "megaraid"},
+    "MEGARAID_PREFIX": lambda t: {"driver": "megaraid"},
+    "PD_REF": adapters.megaraid_event_fields,
+    "PD_RESET": adapters.megaraid_event_fields,
+    "AEN_DETAIL": adapters.megaraid_event_fields,
+    "AEN_TEXT": lambda t: {"text": t.strip(), **adapters.megaraid_event_fields(t)},
     # states a controller's RAID firmware names: the member or volume state is the event's text
     **{name: (lambda t: {"text": t.strip()}) for name in (
         "PHYSDISK_LOST", "PHYSDISK_OK", "VOLUME_OK", "VOLUME_DEGRADED", "VOLUME_FAILED", "SPI_PARITY")},
