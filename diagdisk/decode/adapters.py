@@ -75,3 +75,29 @@ def megaraid_event_fields(text: str) -> dict:
     if sense:
         fields.update(zip(("sense_key", "asc", "ascq"), (int(g, 16) for g in sense.groups())))
     return fields
+
+
+# How hpsa_show_dev_msg and smartpqi's pqi_dev_info describe a device: scsi_device_type() (padded
+# to 17), the INQUIRY vendor (8) and model (16) as stored, one space between each.
+SCSI_DEVICE_TYPES = ("Direct-Access", "Sequential-Access", "Printer", "Processor", "WORM", "CD-ROM",
+                     "Scanner", "Optical Device", "Medium Changer", "Communications", "ASC IT8", "RAID",
+                     "Enclosure", "Direct-Access-RBC", "Optical card", "Bridge controller",
+                     "Object storage", "Automation/Drive", "Security Manager", "Direct-Access-ZBC",
+                     "Well-known LUN", "No Device")
+_DEVICE_DESCRIPTION = re.compile(r"(?P<devtype>.{17}) (?P<vendor>.{8}) (?P<model>.{16})(?: |$)")
+
+
+def device_description_fields(text: str) -> dict:
+    """devtype, vendor and model from "Direct-Access     HP       LOGICAL VOLUME   RAID-1(+0) ...";
+    only the type when the columns were squeezed (a pasted line) and cannot be told apart.
+
+    >>> device_description_fields("Direct-Access     HP       LOGICAL VOLUME   RAID-1(+0) SSDSmartPathCap- En- Exp=1")
+    {'devtype': 'Direct-Access', 'vendor': 'HP', 'model': 'LOGICAL VOLUME'}
+    >>> device_description_fields("Direct-Access HP LOGICAL VOLUME RAID-1(+0) SSDSmartPathCap- En- Exp=1")
+    {'devtype': 'Direct-Access'}
+    """
+    columns = _DEVICE_DESCRIPTION.match(text)
+    if columns and columns.group("devtype").strip() in SCSI_DEVICE_TYPES:
+        return {key: value.strip() for key, value in columns.groupdict().items() if value.strip()}
+    devtype = max((t for t in SCSI_DEVICE_TYPES if text.startswith(t)), key=len, default=None)
+    return {"devtype": devtype} if devtype else {}
