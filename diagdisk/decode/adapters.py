@@ -83,7 +83,9 @@ SCSI_DEVICE_TYPES = ("Direct-Access", "Sequential-Access", "Printer", "Processor
                      "Scanner", "Optical Device", "Medium Changer", "Communications", "ASC IT8", "RAID",
                      "Enclosure", "Direct-Access-RBC", "Optical card", "Bridge controller",
                      "Object storage", "Automation/Drive", "Security Manager", "Direct-Access-ZBC",
-                     "Well-known LUN", "No Device")
+                     "Well-known LUN", "No Device",
+                     # smartpqi's name for an expander's SMP target
+                     "Enclosure SMP")
 _DEVICE_DESCRIPTION = re.compile(r"(?P<devtype>.{17}) (?P<vendor>.{8}) (?P<model>.{16})(?: |$)")
 
 
@@ -101,3 +103,18 @@ def device_description_fields(text: str) -> dict:
         return {key: value.strip() for key, value in columns.groupdict().items() if value.strip()}
     devtype = max((t for t in SCSI_DEVICE_TYPES if text.startswith(t)), key=len, default=None)
     return {"devtype": devtype} if devtype else {}
+
+
+def smartpqi_device_fields(text: str) -> dict:
+    """Fields of what pqi_dev_info prints after H:B:T:L: the id, then the device description. A
+    drive ("AIO+"/"AIO-" follows its model) prints its SAS address (its 32-digit WWID since 6.x,
+    which is not the address); a logical volume its LUN address.
+
+    >>> smartpqi_device_fields("5000c500a1b2c3d5 Direct-Access     HPE      MB4000GVYZK      AIO+ qd=32    ")
+    {'devtype': 'Direct-Access', 'vendor': 'HPE', 'model': 'MB4000GVYZK', 'sas_address': '0x5000c500a1b2c3d5'}
+    """
+    identifier, _, description = text.partition(" ")
+    fields = device_description_fields(description)
+    if len(identifier) == 16 and re.search(r"\bAIO[+-]", description):
+        fields["sas_address"] = sas_address(identifier)
+    return fields
