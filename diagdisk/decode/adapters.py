@@ -118,3 +118,25 @@ def smartpqi_device_fields(text: str) -> dict:
     if len(identifier) == 16 and re.search(r"\bAIO[+-]", description):
         fields["sas_address"] = sas_address(identifier)
     return fields
+
+
+_THREEWARE_SPECIFIC = re.compile(r"\b(port|phy|unit)=(\d+)")
+
+
+def threeware_event_fields(text: str) -> dict:
+    """Fields of a 3ware 9000/9750 event or error text "<description>:<specifics>.": the
+    description, the port (SATA) or phy (SAS) of the drive, and the unit (the SCSI target).
+
+    >>> threeware_event_fields("Degraded unit:unit=0, port=2.")
+    {'text': 'Degraded unit', 'target': 0, 'port': '2'}
+    """
+    description = text.split(":", 1)[0].strip().rstrip(".")
+    fields: dict = {"text": description} if description else {}
+    for name, number in _THREEWARE_SPECIFIC.findall(text.partition(":")[2]):
+        if name == "unit":
+            fields.setdefault("target", int(number))
+        elif name == "phy":
+            fields.setdefault("phy", int(number))
+        else:
+            fields.setdefault("port", number)
+    return fields

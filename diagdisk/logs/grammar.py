@@ -206,13 +206,21 @@ CONVERTERS: dict[str, Callable[[str], dict]] = {
     "SMARTPQI": lambda t: {"driver": t},
     "PQI_HCTL": lambda t: _hctl_fields(t) if "-" not in t else dict(zip(("host", "channel"), map(int, t.split(":")[:2]))),
     "PQI_DEVICE": adapters.smartpqi_device_fields,
+    "TW_DRIVER": lambda t: {"driver": t},
+    "TWX_DRIVER": lambda t: {"driver": t},
+    "TW_TEXT": adapters.threeware_event_fields,
+    "TW_PORT": lambda t: {"port": t},
+    "TW_UNIT": lambda t: {"target": int(t)},
+    "TW_MODEL": lambda t: {"model": t},
+    "TW_REVISION": lambda t: {"revision": t},
     "PD_REF": adapters.megaraid_event_fields,
     "PD_RESET": adapters.megaraid_event_fields,
     "AEN_DETAIL": adapters.megaraid_event_fields,
     "AEN_TEXT": lambda t: {"text": t.strip(), **adapters.megaraid_event_fields(t)},
     # states a controller's RAID firmware names: the member or volume state is the event's text
     **{name: (lambda t: {"text": t.strip()}) for name in (
-        "PHYSDISK_LOST", "PHYSDISK_OK", "VOLUME_OK", "VOLUME_DEGRADED", "VOLUME_FAILED", "SPI_PARITY")},
+        "PHYSDISK_LOST", "PHYSDISK_OK", "VOLUME_OK", "VOLUME_DEGRADED", "VOLUME_FAILED", "SPI_PARITY",
+        "TW_DRIVER_TEXT", "TWX_FAULT_TEXT", "TWX_INFO_TEXT")},
     # -- section: fc, iscsi, virtual --
     # -- end of sections --
     # md "active with 1 out of 2 mirrors": the terminal only matches a short set, so a cached shape is never reused for a full one.
