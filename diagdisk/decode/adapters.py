@@ -140,3 +140,28 @@ def threeware_event_fields(text: str) -> dict:
         else:
             fields.setdefault("port", number)
     return fields
+
+
+def aic_path_fields(text: str) -> dict:
+    """The SCSI address in an aic7xxx path ("scsi0:A:1:0", channel letter A = channel 0) or an
+    aic7xxx_old one ("scsi0:0:4:0", with -1 for what the driver did not know).
+
+    >>> aic_path_fields("scsi0:B:1:0")
+    {'host': 0, 'channel': 1, 'target': 1, 'lun': 0, 'hctl': '0:1:1:0'}
+    >>> aic_path_fields("scsi0:-1:-1:-1")
+    {'host': 0}
+    """
+    host, channel, target, lun = text.removeprefix("scsi").split(":")
+    fields: dict = {"host": int(host)}
+    numbers = (aic_channel(channel), int(target), int(lun))
+    for name, number in zip(("channel", "target", "lun"), numbers):
+        if number >= 0:
+            fields[name] = number
+    if min(numbers) >= 0:
+        fields["hctl"] = f"{host}:{numbers[0]}:{numbers[1]}:{numbers[2]}"
+    return fields
+
+
+def aic_channel(text: str) -> int:
+    """A SCSI channel as aic7xxx names it: a letter (A is channel 0) or a number."""
+    return ord(text) - ord("A") if text.isalpha() else int(text)
