@@ -236,11 +236,9 @@ CONVERTERS: dict[str, Callable[[str], dict]] = {
     "PD_REF": adapters.megaraid_event_fields,
     "PD_RESET": adapters.megaraid_event_fields,
     "AEN_DETAIL": adapters.megaraid_event_fields,
-    "AEN_TEXT": lambda t: {"text": t.strip(), **adapters.megaraid_event_fields(t)},
     # states a controller's RAID firmware names: the member or volume state is the event's text
     **{name: (lambda t: {"text": t.strip()}) for name in (
-        "PHYSDISK_LOST", "PHYSDISK_OK", "VOLUME_OK", "VOLUME_DEGRADED", "VOLUME_FAILED", "SPI_PARITY",
-        "TW_DRIVER_TEXT", "TWX_FAULT_TEXT", "TWX_INFO_TEXT")},
+        "PHYSDISK_LOST", "PHYSDISK_OK", "VOLUME_OK", "VOLUME_DEGRADED", "VOLUME_FAILED", "SPI_PARITY")},
     # -- section: fc, iscsi, virtual --
     # -- end of sections --
     # md "active with 1 out of 2 mirrors": the terminal only matches a short set, so a cached shape is never reused for a full one.
