@@ -270,6 +270,8 @@ CONVERTERS: dict[str, Callable[[str], dict]] = {
     "END_DEVICE": lambda t: {"host": int(t.removeprefix("end_device-").split(":")[0])},
     "CHIP": lambda t: {"model": t.rstrip(":").strip()},
     "SENSE_KEY__HEX": lambda t: {"sense_key": _hex(t)},
+    # an adapter relaying a drive's SMART trip: ASC 5Dh/00h, failure prediction threshold exceeded
+    **{name: (lambda t: {"asc": 0x5D, "ascq": 0x00}) for name in ("PREDICTED_FAULT", "TWX_PREDICTED_FAULT")},
     "MEGASAS_DRIVER": lambda t: {"driver": "megaraid_sas"},
     "LEGACY_DRIVER": lambda t: {"driver": "megaraid"},
     "MEGARAID_PREFIX": lambda t: {"driver": "megaraid"},
