@@ -19,7 +19,7 @@ import yaml
 from lark import Lark, Token, Tree
 from lark.exceptions import LarkError
 
-from ..decode import devnames
+from ..decode import adapters, devnames
 from .events import EVENT_KINDS, split_alias
 from ..larkbuild import build_lark
 from ..resources import grammars_dir
@@ -373,6 +373,79 @@ CONVERTERS: dict[str, Callable[[str], dict]] = {
     "IDE_IDENTITY": lambda t: {"model": t.rsplit(",", 1)[0].strip()},
     # -- section: nvme, pci/aer, md, dm, fs --
     # -- section: sas/raid adapters, parallel scsi --
+    "IOC": lambda t: {"adapter": t},
+    "ADAPTER": lambda t: {"adapter": t.strip("()")},
+    "FUSION_MODULE": lambda t: {"driver": t},
+    "LOGINFO__HEX": lambda t: {"loginfo": _hex(t)},
+    "LOGINFO_TEXT": lambda t: {"text": t.strip()},
+    "RAID_ACTION_TEXT": lambda t: {"text": t.strip()},
+    "FW_TEXT": lambda t: {"text": t.strip()},
+    "PAREN_TEXT": lambda t: {"text": t.strip()},
+    "FAULT_CODE__HEX": lambda t: {"fault_code": _hex(t)},
+    "FAULT_CODE__H": lambda t: {"fault_code": _hex(t)},
+    "IOC_STATE__HEX": lambda t: adapters.mpi_ioc_state_fields(_hex(t)),
+    "SAS_ADDRESS": lambda t: {"sas_address": adapters.sas_address(t)},
+    "ENCLOSURE_ID": lambda t: {"enclosure_id": t.lower()},
+    "ENCL_SLOT": lambda t: {"slot": int(t)},
+    "PHY": lambda t: {"phy": int(t)},
+    "PHY__HEX": lambda t: {"phy": _hex(t) if t.lower().startswith("0x") else int(t)},
+    "PORT": lambda t: {"port": t},
+    "STARGET": lambda t: dict(zip(("host", "channel", "target"), map(int, t.removeprefix("target").split(":")))),
+    "END_DEVICE": lambda t: {"host": int(t.removeprefix("end_device-").split(":")[0])},
+    "CHIP": lambda t: {"model": t.rstrip(":").strip()},
+    "SENSE_KEY__HEX": lambda t: {"sense_key": _hex(t)},
+    # an adapter relaying a drive's SMART trip: ASC 5Dh/00h, failure prediction threshold exceeded
+    **{name: (lambda t: {"asc": 0x5D, "ascq": 0x00}) for name in ("PREDICTED_FAULT", "TWX_PREDICTED_FAULT")},
+    "MEGASAS_DRIVER": lambda t: {"driver": "megaraid_sas"},
+    "LEGACY_DRIVER": lambda t: {"driver": "megaraid"},
+    "MEGARAID_PREFIX": lambda t: {"driver": "megaraid"},
+    "HPSA_DRIVER": lambda t: {"driver": t},
+    "CCISS_DRIVER": lambda t: {"driver": t},
+    "CCISS_PREFIX": lambda t: {"driver": "cciss"},
+    "HPSA_DEVICE": adapters.device_description_fields,
+    "SENSE_BYTE2__HEX": lambda t: {"sense_key": _hex(t) & 0x0F},
+    "AACRAID": lambda t: {"driver": "aacraid"},
+    "AAC_NAME": lambda t: {"driver": "aacraid"},
+    "AAC_INSTANCE": lambda t: {"driver": "aacraid", "adapter": t},
+    "AAC_HCTL": lambda t: _hctl_fields(t.strip("()").replace(",", ":")),
+    "IPS": lambda t: {"driver": "ips"},
+    "PCI_ADDRESS": lambda t: {"pci": t},
+    "SMARTPQI": lambda t: {"driver": t},
+    "PQI_HCTL": lambda t: _hctl_fields(t) if "-" not in t else dict(zip(("host", "channel"), map(int, t.split(":")[:2]))),
+    "PQI_DEVICE": adapters.smartpqi_device_fields,
+    "TW_DRIVER": lambda t: {"driver": t},
+    "TWX_DRIVER": lambda t: {"driver": t},
+    "TW_TEXT": adapters.threeware_event_fields,
+    "TW_PORT": lambda t: {"port": t},
+    "TW_UNIT": lambda t: {"target": int(t)},
+    "TW_MODEL": lambda t: {"model": t},
+    "TW_REVISION": lambda t: {"revision": t},
+    "MVSAS": lambda t: {"driver": t},
+    "MV_PHY": lambda t: {"phy": int(t.removeprefix("Phy"))},
+    "MV_SOURCE_LINE": lambda t: {"driver": "mvsas"},
+    "PM_ADAPTER": lambda t: {"driver": "pm80xx", "adapter": t.rstrip(":")},
+    "PM_DRIVER": lambda t: {"driver": "pm80xx"},
+    "ISCI": lambda t: {"driver": t},
+    "ISCI_PHY": lambda t: {"phy": int(t.rsplit(":", 1)[1])},
+    "ISCI_EVENT": lambda t: {"text": t.strip()},
+    "AIC_PATH": adapters.aic_path_fields,
+    "AIC_TARGET": lambda t: dict(zip(("host", "channel", "target"), (int(t.split(":")[0].removeprefix("scsi")), adapters.aic_channel(t.split(":")[1]), int(t.split(":")[2])))),
+    "AIC_CHANNEL": lambda t: {"channel": adapters.aic_channel(t)},
+    "AIC_CHANNEL_TARGET": lambda t: {"channel": adapters.aic_channel(t.split(":")[0]), "target": int(t.split(":")[1])},
+    "BL_EXTERNAL_RESET": lambda t: {"driver": "BusLogic", "model": t.removeprefix("Resetting ").split(" due to ")[0]},
+    "BL_INTERNAL_ERROR": lambda t: {"driver": "BusLogic", "model": t.removeprefix("Resetting ").split(" due to ")[0]},
+    "BL_RESET_FAILED": lambda t: {"driver": "BusLogic", "model": t.removeprefix("Resetting ").removesuffix(" Failed")},
+    "BL_FIRMWARE": lambda t: {"revision": t},
+    "SYM_PATH": lambda t: {"driver": "sym53c8xx", **dict(zip(("adapter", "target", "lun"), [part if i == 0 else int(part) for i, part in enumerate(t.split(":"))]))},
+    "SYM_CHIP": lambda t: {"model": t},
+    "CDB_BYTES__0X": lambda t: {"cdb_hex": " ".join(f"{int(b, 16):02x}" for b in t.split())},
+    "QLOGICISP": lambda t: {"driver": t},
+    "PD_REF": adapters.megaraid_event_fields,
+    "PD_RESET": adapters.megaraid_event_fields,
+    "AEN_DETAIL": adapters.megaraid_event_fields,
+    # states a controller's RAID firmware names: the member or volume state is the event's text
+    **{name: (lambda t: {"text": t.strip()}) for name in (
+        "PHYSDISK_LOST", "PHYSDISK_OK", "VOLUME_OK", "VOLUME_DEGRADED", "VOLUME_FAILED", "SPI_PARITY")},
     # -- section: fc, iscsi, virtual --
     # -- end of sections --
     # md "active with 1 out of 2 mirrors": the terminal only matches a short set, so a cached shape is never reused for a full one.
