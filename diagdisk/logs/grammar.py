@@ -23,9 +23,13 @@ from ..decode import devnames
 from .events import EVENT_KINDS, split_alias
 from ..larkbuild import build_lark
 from ..resources import grammars_dir
+from ..decode import san
 
 # Order in which families are tried when several match a line: specific before generic.
-FAMILY_ORDER = ("scsi", "ata", "nvme", "md", "dm", "fs", "transport", "block", "topology")
+# The SAN and virtual drivers' own grammars (fc, iscsi, virt) come before transport's generic
+# controller lines and before topology, whose "scsi host2: <driver>" would otherwise take fnic's,
+# be2iscsi's and xen-scsifront's "scsi host7: <text>" for a host's driver.
+FAMILY_ORDER = ("scsi", "ata", "nvme", "md", "dm", "fs", "fc", "iscsi", "virt", "transport", "block", "topology")
 # tried after every other family, whatever the keywords: a line of a known device no grammar reads
 FALLBACK_FAMILY = "device"
 
@@ -250,6 +254,31 @@ CONVERTERS: dict[str, Callable[[str], dict]] = {
     # -- section: nvme, pci/aer, md, dm, fs --
     # -- section: sas/raid adapters, parallel scsi --
     # -- section: fc, iscsi, virtual --
+    # qla2xxx: 2.6.9's per-ISP modules (qla2300) are qla2xxx's; ql_log's "[pci]-msgid:host:" prefix
+    "QLA_MODULE": lambda t: {"driver": "qla2xxx"},
+    "QLA1280": lambda t: {"driver": "qla1280"},
+    "QLA_LOG": san.ql_log_fields,
+    "QLA_SCSI_NEXUS": san.nexus_fields,
+    "QLA_NEXUS": san.nexus_fields,
+    "QLA_RESET_ISSUED": san.reset_detail,
+    "QLA_RESET_FAILED": san.reset_detail,
+    "QLA_MBX1": lambda t: {"fault_code": _hex(t[5:].rstrip("h"))},
+    "QLA_ISP_MODEL": lambda t: {"model": "ISP" + t.upper()},
+    "QLA_MODEL": lambda t: {"model": t},
+    "LPFC_DRIVER": lambda t: {"driver": "lpfc"},
+    "BFA_DRIVER": lambda t: {"driver": "bfa"},
+    "LPFC_TARGET": lambda t: {"target": int(t)},
+    "LPFC_LUN": lambda t: {"lun": int(t)},
+    "LPFC_TARGET_LUN": san.target_lun_fields,
+    "LPFC_ID_LUN": san.target_lun_fields,
+    "LPFC_TGT_LUN": san.target_lun_fields,
+    "WWPN": lambda t: {"wwpn": san.wwpn(t)},
+    # a bfa line's own port (the logical or base port), when it names a remote one too
+    "BFA_WWN": lambda t: {"port": san.wwpn(t)},
+    "FNIC_HOST": lambda t: {"host": int(t), "driver": "fnic"},
+    "FNIC_PREFIX": lambda t: {"driver": "fnic"},
+    "FCPIO_STATUS": lambda t: {"text": t.rstrip("]")},
+    "FNIC_QUEUE": lambda t: {"text": t},
     # -- end of sections --
     # md "active with 1 out of 2 mirrors": the terminal only matches a short set, so a cached shape is never reused for a full one.
     "MD_ACTIVE_OF": lambda t: {"md_devices_left": int(t.split()[0])},
