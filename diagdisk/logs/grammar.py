@@ -299,6 +299,30 @@ CONVERTERS: dict[str, Callable[[str], dict]] = {
     "QLA4XXX_FW_ERROR": lambda t: {"fault_code": _hex(t)},
     "QLA4XXX_MODEL": lambda t: {"model": "ISP" + t.upper()},
     "ISCSI_TARGET_NAME": lambda t: {"text": t},
+    "VIRT_SCSI_DEVICE": lambda t: _device_prefix_fields("DEV_SCSI", t),
+    "STORVSC_NAME": lambda t: {"driver": "storvsc"},
+    "STORVSC_BARE": lambda t: {"driver": "storvsc"},
+    "STORVSC_DEVICE": lambda t: {"driver": "storvsc", "adapter": t.split()[1].lower()},
+    "SCSI_STATUS__HEX": lambda t: {"status": san.scsi_status_name(_hex(t))},
+    "SRB_STATUS__HEX": lambda t: {"text": san.srb_status_text(_hex(t))},
+    **{name: (lambda t: {"driver": "vmw_pvscsi"}) for name in (
+        "PVSCSI_TASK_ABORT", "PVSCSI_ABORT_FAILED", "PVSCSI_FORCED_RESET", "PVSCSI_HOST_RESET", "PVSCSI_BUS_RESET",
+        "PVSCSI_DEVICE_RESET", "PVSCSI_RING_FULL", "PVSCSI_MESSAGE")},
+    "PVSCSI_DEVICE": lambda t: {"driver": "vmw_pvscsi", "pci": t.split()[1]},
+    **{name: (lambda t: {"driver": "virtio_scsi"}) for name in (
+        "VIRTIO_SCSI_ABORT", "VIRTIO_SCSI_DEVICE_RESET", "VIRTIO_SCSI_UNKNOWN_RESPONSE", "VIRTIO_SCSI_NOT_FOUND")},
+    "VIRTIO_DEVICE": lambda t: dict(zip(("driver", "adapter"), t.split())),
+    **{name: (lambda t: {"driver": "ibmvscsi"}) for name in ("IBMVSCSI_ABORTING", "IBMVSCSI_RESETTING", "IBMVSCSI_SEND_FAILED", "IBMVSCSI_BARE")},
+    **{name: (lambda t: {"driver": "ibmvfc"}) for name in ("IBMVFC_COMMAND", "IBMVFC_LUN_RESET_FAILED", "IBMVFC_TARGET_RESET_FAILED", "IBMVFC_ABORT_FAILED")},
+    "IBMVFC_STATUS": lambda t: {"text": t},
+    "IBMV_DEVICE": lambda t: dict(zip(("driver", "adapter"), t.split())),
+    "IBMVFC_WWPN": lambda t: {"wwpn": san.wwpn(t)},
+    # Xen's frontends by their module names (xen_blkfront, xen_scsifront); only blkfront names xvdX
+    "XEN_DISK": lambda t: {"driver": "xen_blkfront", **_blockdev_fields(t)},
+    **{name: (lambda t: {"driver": "xen_blkfront"}) for name in ("BLKFRONT", "XEN_UNMAPPED_GRANT")},
+    "XEN_VBD": lambda t: {"driver": "xen_blkfront", "adapter": t.split()[1]},
+    "XEN_SETUP_STEP": lambda t: {"text": t},
+    **{name: (lambda t: {"driver": "xen_scsifront"}) for name in ("XEN_SCSIFRONT", "XEN_SCSIFRONT_DISABLED")},
     # -- end of sections --
     # md "active with 1 out of 2 mirrors": the terminal only matches a short set, so a cached shape is never reused for a full one.
     "MD_ACTIVE_OF": lambda t: {"md_devices_left": int(t.split()[0])},
