@@ -23,9 +23,13 @@ from ..decode import adapters, devnames
 from .events import EVENT_KINDS, split_alias
 from ..larkbuild import build_lark
 from ..resources import grammars_dir
+from ..decode import san
 
 # Order in which families are tried when several match a line: specific before generic.
-FAMILY_ORDER = ("scsi", "ata", "nvme", "md", "dm", "fs", "transport", "block", "topology")
+# The SAN and virtual drivers' own grammars (fc, iscsi, virt) come before transport's generic
+# controller lines and before topology, whose "scsi host2: <driver>" would otherwise take fnic's,
+# be2iscsi's and xen-scsifront's "scsi host7: <text>" for a host's driver.
+FAMILY_ORDER = ("scsi", "ata", "nvme", "md", "dm", "fs", "fc", "iscsi", "virt", "transport", "block", "topology")
 # tried after every other family, whatever the keywords: a line of a known device no grammar reads
 FALLBACK_FAMILY = "device"
 
@@ -447,6 +451,75 @@ CONVERTERS: dict[str, Callable[[str], dict]] = {
     **{name: (lambda t: {"text": t.strip()}) for name in (
         "PHYSDISK_LOST", "PHYSDISK_OK", "VOLUME_OK", "VOLUME_DEGRADED", "VOLUME_FAILED", "SPI_PARITY")},
     # -- section: fc, iscsi, virtual --
+    # qla2xxx: 2.6.9's per-ISP modules (qla2300) are qla2xxx's; ql_log's "[pci]-msgid:host:" prefix
+    "QLA_MODULE": lambda t: {"driver": "qla2xxx"},
+    "QLA1280": lambda t: {"driver": "qla1280"},
+    "QLA_LOG": san.ql_log_fields,
+    "QLA_SCSI_NEXUS": san.nexus_fields,
+    "QLA_NEXUS": san.nexus_fields,
+    "QLA_RESET_ISSUED": san.reset_detail,
+    "QLA_RESET_FAILED": san.reset_detail,
+    "QLA_MBX1": lambda t: {"fault_code": _hex(t[5:].rstrip("h"))},
+    "QLA_ISP_MODEL": lambda t: {"model": "ISP" + t.upper()},
+    "QLA_MODEL": lambda t: {"model": t},
+    "LPFC_DRIVER": lambda t: {"driver": "lpfc"},
+    "BFA_DRIVER": lambda t: {"driver": "bfa"},
+    "LPFC_TARGET": lambda t: {"target": int(t)},
+    "LPFC_LUN": lambda t: {"lun": int(t)},
+    "LPFC_TARGET_LUN": san.target_lun_fields,
+    "LPFC_ID_LUN": san.target_lun_fields,
+    "LPFC_TGT_LUN": san.target_lun_fields,
+    "WWPN": lambda t: {"wwpn": san.wwpn(t)},
+    # a bfa line's own port (the logical or base port), when it names a remote one too
+    "BFA_WWN": lambda t: {"port": san.wwpn(t)},
+    "FNIC_HOST": lambda t: {"host": int(t), "driver": "fnic"},
+    "FNIC_PREFIX": lambda t: {"driver": "fnic"},
+    "FCPIO_STATUS": lambda t: {"text": t.rstrip("]")},
+    "FNIC_QUEUE": lambda t: {"text": t},
+    "ISCSI_CONNECTION": san.iscsi_connection_fields,
+    "ISCSI_SESSION": san.iscsi_session_fields,
+    "ISCSI_ERROR_TEXT": lambda t: {"text": t},
+    "BNX2I_PREFIX": lambda t: {"driver": "bnx2i"},
+    "BNX2I_CONN_ERR": lambda t: {"driver": "bnx2i"},
+    "BNX2I_TCP_ERRORS": lambda t: {"driver": "bnx2i"},
+    "BNX2I_NAMED": lambda t: {"driver": "bnx2i"},
+    "BNX2I_OFLD_TIMER": lambda t: {"driver": "bnx2i"},
+    "BNX2I_NETDEV": lambda t: {"text": t},
+    "BE2ISCSI_LOG": lambda t: {"driver": "be2iscsi"},
+    "BE2ISCSI_UE_BIT": lambda t: {"text": t},
+    "CXGBI_PREFIX": lambda t: {"driver": t.split(":")[0]},
+    "QLA4XXX": lambda t: {"driver": "qla4xxx"},
+    "QLA4XXX_NEXUS": san.nexus_fields,
+    "QLA4XXX_SCSI_NEXUS": san.nexus_fields,
+    "QLA4XXX_HOST_FUNCTION": lambda t: {"host": int(t[4:t.index(":")])},
+    "QLA4XXX_TARGET": lambda t: dict(zip(("host", "channel", "target"), map(int, t.removeprefix("target").split(":")))),
+    "QLA4XXX_FW_ERROR": lambda t: {"fault_code": _hex(t)},
+    "QLA4XXX_MODEL": lambda t: {"model": "ISP" + t.upper()},
+    "ISCSI_TARGET_NAME": lambda t: {"text": t},
+    "VIRT_SCSI_DEVICE": lambda t: _device_prefix_fields("DEV_SCSI", t),
+    "STORVSC_NAME": lambda t: {"driver": "storvsc"},
+    "STORVSC_BARE": lambda t: {"driver": "storvsc"},
+    "STORVSC_DEVICE": lambda t: {"driver": "storvsc", "adapter": t.split()[1].lower()},
+    "SCSI_STATUS__HEX": lambda t: {"status": san.scsi_status_name(_hex(t))},
+    "SRB_STATUS__HEX": lambda t: {"text": san.srb_status_text(_hex(t))},
+    **{name: (lambda t: {"driver": "vmw_pvscsi"}) for name in (
+        "PVSCSI_TASK_ABORT", "PVSCSI_ABORT_FAILED", "PVSCSI_FORCED_RESET", "PVSCSI_HOST_RESET", "PVSCSI_BUS_RESET",
+        "PVSCSI_DEVICE_RESET", "PVSCSI_RING_FULL", "PVSCSI_MESSAGE")},
+    "PVSCSI_DEVICE": lambda t: {"driver": "vmw_pvscsi", "pci": t.split()[1]},
+    **{name: (lambda t: {"driver": "virtio_scsi"}) for name in (
+        "VIRTIO_SCSI_ABORT", "VIRTIO_SCSI_DEVICE_RESET", "VIRTIO_SCSI_UNKNOWN_RESPONSE", "VIRTIO_SCSI_NOT_FOUND")},
+    "VIRTIO_DEVICE": lambda t: dict(zip(("driver", "adapter"), t.split())),
+    **{name: (lambda t: {"driver": "ibmvscsi"}) for name in ("IBMVSCSI_ABORTING", "IBMVSCSI_RESETTING", "IBMVSCSI_SEND_FAILED", "IBMVSCSI_BARE")},
+    **{name: (lambda t: {"driver": "ibmvfc"}) for name in ("IBMVFC_COMMAND", "IBMVFC_LUN_RESET_FAILED", "IBMVFC_TARGET_RESET_FAILED", "IBMVFC_ABORT_FAILED")},
+    "IBMVFC_STATUS": lambda t: {"text": t},
+    "IBMV_DEVICE": lambda t: dict(zip(("driver", "adapter"), t.split())),
+    "IBMVFC_WWPN": lambda t: {"wwpn": san.wwpn(t)},
+    # Xen's frontends by their module names (xen_blkfront, xen_scsifront); only blkfront names xvdX
+    "XEN_DISK": lambda t: {"driver": "xen_blkfront", **_blockdev_fields(t)},
+    **{name: (lambda t: {"driver": "xen_blkfront"}) for name in ("BLKFRONT", "XEN_UNMAPPED_GRANT")},
+    "XEN_VBD": lambda t: {"driver": "xen_blkfront", "adapter": t.split()[1]},
+    "XEN_SETUP_STEP": lambda t: {"text": t},
+    **{name: (lambda t: {"driver": "xen_scsifront"}) for name in ("XEN_SCSIFRONT", "XEN_SCSIFRONT_DISABLED")},
     # -- end of sections --
     # md "active with 1 out of 2 mirrors": the terminal only matches a short set, so a cached shape is never reused for a full one.
     "MD_ACTIVE_OF": lambda t: {"md_devices_left": int(t.split()[0])},
