@@ -19,13 +19,17 @@ import yaml
 from lark import Lark, Token, Tree
 from lark.exceptions import LarkError
 
-from ..decode import devnames
+from ..decode import adapters, devnames
 from .events import EVENT_KINDS, split_alias
 from ..larkbuild import build_lark
 from ..resources import grammars_dir
+from ..decode import san
 
 # Order in which families are tried when several match a line: specific before generic.
-FAMILY_ORDER = ("scsi", "ata", "nvme", "md", "dm", "fs", "transport", "block", "topology")
+# The SAN and virtual drivers' own grammars (fc, iscsi, virt) come before transport's generic
+# controller lines and before topology, whose "scsi host2: <driver>" would otherwise take fnic's,
+# be2iscsi's and xen-scsifront's "scsi host7: <text>" for a host's driver.
+FAMILY_ORDER = ("scsi", "ata", "nvme", "md", "dm", "fs", "fc", "iscsi", "virt", "transport", "block", "topology")
 # tried after every other family, whatever the keywords: a line of a known device no grammar reads
 FALLBACK_FAMILY = "device"
 
@@ -43,6 +47,58 @@ def _sense_key_from_text(text: str) -> int | None:
 def _asc_ascq_from_text(text: str) -> tuple[int, int] | None:
     from ..decode.asc_ascq import lookup_description
     return lookup_description(text.strip())
+
+
+def _host_byte_name(code: int) -> str | None:
+    from ..decode.result import HOST_BYTE_NAMES
+    return HOST_BYTE_NAMES.get(code)
+
+
+def _driver_byte_name(code: int) -> str | None:
+    from ..decode.result import DRIVER_BYTE_NAMES
+    return DRIVER_BYTE_NAMES.get(code & 0x0F)
+
+
+def _scsi_status_name(code: int) -> str | None:
+    from ..decode.result import scsi_status_name
+    return scsi_status_name(code)
+
+
+def _result_fields(code: int) -> dict:
+    """A SCSI result word and what its bytes say, as the result's own line tells them: the origin
+    of the event depends on the host and driver bytes before any report is stitched."""
+    from ..decode.result import decode_result
+    if not 0 <= code <= 0xFFFFFFFF:
+        return {"result": code}
+    decoded = decode_result(code)
+    return {"result": code, "host_byte": decoded.host_byte_name, "driver_byte": decoded.driver_byte_name,
+            "status": decoded.status_name}
+
+
+def _ata_command_name(code: int) -> str | None:
+    from ..decode.ata import ATA_COMMAND_NAMES
+    return ATA_COMMAND_NAMES.get(code)
+
+
+# A USB hub names a port of its own by the hub's interface and the port's number, far apart in the
+# message ("hub 2-0:1.0: cannot reset port 3"); their converters leave them under these keys and
+# the port's path is made of both: 2-3 on a root hub, 1-1.4 on the hub at 1-1.
+_USB_HUB, _USB_HUB_PORT = "_usb_hub", "_usb_hub_port"
+
+
+def _join_usb_port(event: dict) -> None:
+    hub = event.pop(_USB_HUB)
+    port = event.pop(_USB_HUB_PORT, None)
+    bus, _, path = hub.partition("-")
+    if port is not None:
+        event.setdefault("usb_port", f"{bus}-{port}" if path == "0" else f"{hub}.{port}")
+    elif path != "0":
+        event.setdefault("usb_port", hub)
+
+
+def _usb_port_device(text: str) -> str:
+    hub, _, port = text.rpartition("-port")
+    return f"{hub.removeprefix('usb')}-{port}" if hub.startswith("usb") else f"{hub}.{port}"
 
 
 def _hctl_fields(text: str) -> dict:
@@ -89,6 +145,25 @@ def _vendor_model_rev(text: str) -> dict:
 def _bits(text: str) -> str:
     return " ".join(text.replace("{", " ").replace("}", " ").split())
 
+
+# The long register bit names of 2.6.9 libata's ata_dump_status and of the IDE driver, as libata's
+# error handler prints them since 2.6.19 ("status: { DRDY ERR }", "error: { UNC }").
+_ATA_STATUS_NAMES = {"Busy": "Busy", "DriveReady": "DRDY", "DeviceFault": "DF", "SeekComplete": "DSC",
+                     "DataRequest": "DRQ", "CorrectedError": "CORR", "Index": "IDX", "Sense": "SENSE",
+                     "Error": "ERR"}
+_ATA_ERROR_NAMES = {"DriveStatusError": "ABRT", "BadCRC": "ICRC", "BadSector": "BBK", "Sector": "BBK",
+                    "UncorrectableError": "UNC", "SectorIdNotFound": "IDNF", "TrackZeroNotFound": "TK0NF",
+                    "AddrMarkNotFound": "AMNF", "MediaChangeRequested": "MCR", "AbortedCommand": "ABRT",
+                    "EndOfMedia": "EOM", "IllegalLengthIndication": "ILI"}
+
+
+def _serror_names(value: int) -> str | None:
+    from ..decode.ata import serror_names
+    return " ".join(serror_names(value)) or None
+
+
+def _register_names(text: str, names: dict[str, str]) -> str:
+    return " ".join(names.get(name, name) for name in _bits(text).split())
 
 
 _BLOCKDEV_NAME = re.compile(r"(?:sd[a-z]+|hd[a-z]|vd[a-z]+|xvd[a-z]+)\d*|nvme\d+(?:c\d+)?n\d+(?:p\d+)?|mmcblk\d+(?:p\d+)?"
@@ -164,6 +239,7 @@ def _adapter_prefix_fields(text: str) -> dict:
     driver = re.sub(r"(?:_cm)?\d+$", "", adapter).lower()
     return {"adapter": adapter, "driver": {"aac": "aacraid", "sym": "sym53c8xx"}.get(driver, driver)}
 
+
 # terminal name -> function(token text) -> dict of event fields
 CONVERTERS: dict[str, Callable[[str], dict]] = {
     "HCTL": _hctl_fields,
@@ -195,9 +271,9 @@ CONVERTERS: dict[str, Callable[[str], dict]] = {
     "FRU__HEX": lambda t: {"fru_code": _hex(t)},
     "HOST_BYTE": lambda t: {"host_byte": t},
     "DRIVER_BYTE": lambda t: {"driver_byte": t},
-    "HOST_BYTE__HEX": lambda t: {"host_byte_code": _hex(t)},
-    "DRIVER_BYTE__HEX": lambda t: {"driver_byte_code": _hex(t)},
-    "RESULT__HEX": lambda t: {"result": _hex(t)},
+    "HOST_BYTE__HEX": lambda t: {"host_byte_code": _hex(t), "host_byte": _host_byte_name(_hex(t))},
+    "DRIVER_BYTE__HEX": lambda t: {"driver_byte_code": _hex(t), "driver_byte": _driver_byte_name(_hex(t))},
+    "RESULT__HEX": lambda t: _result_fields(_hex(t)),
     "OPCODE__HEX": lambda t: {"opcode": _hex(t)},
     "CDB_NAME": lambda t: {"op": t.split("(")[0].strip().upper(), "cdb_name": t},
     "OP": lambda t: {"op": t.upper()},
@@ -246,10 +322,204 @@ CONVERTERS: dict[str, Callable[[str], dict]] = {
     "BODY": lambda t: {"text": t.strip()},
     # -- family converters below (one line each; keep names equal to the terminal) --
     # -- section: scsi, block, buffer heads --
+    "TAPEDEV": lambda t: {"device": t},
+    "CHANGER": lambda t: {"device": t},
+    # messages that name the NOT READY condition instead of printing the sense key
+    "SENSE_KEY__NOT_READY": lambda t: {"sense_key": 0x2},
+    "SENSE_KEY__NOT_READY_OLD": lambda t: {"sense_key": 0x2},
+    # "sns = 70  3": the third sense byte, whose low nibble is the key (the high bits are FMK/EOM/ILI)
+    "SENSE_KEY__BYTE2": lambda t: {"sense_key": int(t, 16) & 0xF},
+    "SENSE_BYTES__DESCRIPTOR": lambda t: {"sense_hex": " ".join(t.split())},
+    # 2.4 "scsi0 (0,1,0) : RESERVATION CONFLICT": channel, id, lun
+    "CHANNEL_TARGET_LUN": lambda t: dict(zip(("channel", "target", "lun"), map(int, t.strip("()").split(",")))),
+    # 2.4/2.6.9 sd "status=1, message=00, host=0, driver=08": status_byte() (status >> 1), host decimal
+    "STATUS__HEX": lambda t: {"status": _scsi_status_name(int(t, 16) << 1)},
+    "HOST_BYTE__DEC": lambda t: {"host_byte_code": int(t), "host_byte": _host_byte_name(int(t))},
+    "DRIVER_BYTE__HEX2": lambda t: {"driver_byte_code": int(t, 16), "driver_byte": _driver_byte_name(int(t, 16))},
+    # 2.4 kdevname after the device class: "sd08:10" is major 8, minor 16
+    "KDEVNAME": lambda t: {"majmin": devnames.parse_majmin(re.sub(r"^[a-z]+", "", t), hex_numbers=True)},
+    # transport classes: "scsi target0:0:3", "scsi(0:0:3:0)", " session3", " connection3:0", libsas
+    "STARGET": lambda t: dict(zip(("host", "channel", "target"), map(int, t.removeprefix("target").split(":")))),
+    "SPI_HCTL": lambda t: _hctl_fields(t.removeprefix("scsi").strip("()")),
+    "ISCSI_SESSION__NAMED": lambda t: {"iscsi_session": int(t.removeprefix("session"))},
+    "ISCSI_CONN__NAMED": lambda t: {"iscsi_conn": t.removeprefix("connection")},
+    "SAS_ADDRESS__BARE": lambda t: {"sas_address": "0x" + t.lower()},
+    "SAS_DEVICE": lambda t: {"text": t},
+    "PHY__NAMED": lambda t: {"phy": int(t.removeprefix("phy"))},
+    "ATA_PORT": lambda t: {"ata_port": t},
+    "LUN__HEX": lambda t: {"lun": _hex(t)},
+    # block layer: the task that ran past a device's end; a hung task "comm:pid" (comm may hold ':')
+    "TASK_BEYOND_END": lambda t: {"text": t.rsplit(": attempt to access", 1)[0]},
+    "TASK_PID": lambda t: {"text": t.rsplit(":", 1)[0]},
+    "OLD_INQUIRY": lambda t: _vendor_model_rev(f"{t[8:16]} {t[25:41]} {t[48:52]}"),
     # -- section: ata, ide, usb --
+    "ATA_DRIVER": lambda t: {"driver": t},
+    # the exception line's SErr, named as the "SError: { ... }" line names it (older kernels print no such line)
+    "SERROR__HEX": lambda t: {"serror": _serror_names(_hex(t))},
+    "EMASK__BARE": lambda t: {"emask": int(t, 16)},
+    # "{ DriveReady SeekComplete Error }" (ata_dump_status, IDE): named as libata's EH names them
+    "ATA_STATUS__NAMES": lambda t: {"ata_status": _register_names(t, _ATA_STATUS_NAMES)},
+    "ATA_ERROR__NAMES": lambda t: {"ata_error": _register_names(t, _ATA_ERROR_NAMES)},
+    "ATA_OPCODE__HEX": lambda t: {"opcode": _hex(t), "ata_command": _ata_command_name(_hex(t))},
+    "HCD_DRIVER": lambda t: {"driver": t},
+    "HCD_NAME": lambda t: {"driver": t},
+    "USB_STORAGE": lambda t: {"driver": t},
+    "USB_DEVICE": lambda t: {"usb_port": t},
+    # a hub's port device: "usb2-port3" (root hub of bus 2) is 2-3, "1-1-port4" is 1-1.4
+    "USB_PORT_DEVICE": lambda t: {"usb_port": _usb_port_device(t)},
+    # "usb-storage 2-1:1.0": an interface (configuration 1, interface 0) of the device at 2-1
+    "USB_INTERFACE": lambda t: {"usb_port": t.split(":")[0]},
+    "USB_HUB": lambda t: {_USB_HUB: t.split(":")[0]},
+    "HUB_PORT": lambda t: {_USB_HUB_PORT: int(t)},
+    # IDE: "ide0" is the channel (hwif), "dma_intr:" what the driver was doing, "ST380011A, ATA DISK drive"
+    "IDE_HWIF": lambda t: {"adapter": t},
+    "IDE_CONTEXT": lambda t: {"text": t.rstrip(":")},
+    "IDE_IDENTITY": lambda t: {"model": t.rsplit(",", 1)[0].strip()},
     # -- section: nvme, pci/aer, md, dm, fs --
     # -- section: sas/raid adapters, parallel scsi --
+    "IOC": lambda t: {"adapter": t},
+    "ADAPTER": lambda t: {"adapter": t.strip("()")},
+    "FUSION_MODULE": lambda t: {"driver": t},
+    "LOGINFO__HEX": lambda t: {"loginfo": _hex(t)},
+    "LOGINFO_TEXT": lambda t: {"text": t.strip()},
+    "RAID_ACTION_TEXT": lambda t: {"text": t.strip()},
+    "FW_TEXT": lambda t: {"text": t.strip()},
+    "PAREN_TEXT": lambda t: {"text": t.strip()},
+    "FAULT_CODE__HEX": lambda t: {"fault_code": _hex(t)},
+    "FAULT_CODE__H": lambda t: {"fault_code": _hex(t)},
+    "IOC_STATE__HEX": lambda t: adapters.mpi_ioc_state_fields(_hex(t)),
+    "SAS_ADDRESS": lambda t: {"sas_address": adapters.sas_address(t)},
+    "ENCLOSURE_ID": lambda t: {"enclosure_id": t.lower()},
+    "ENCL_SLOT": lambda t: {"slot": int(t)},
+    "PHY": lambda t: {"phy": int(t)},
+    "PHY__HEX": lambda t: {"phy": _hex(t) if t.lower().startswith("0x") else int(t)},
+    "PORT": lambda t: {"port": t},
+    "STARGET": lambda t: dict(zip(("host", "channel", "target"), map(int, t.removeprefix("target").split(":")))),
+    "END_DEVICE": lambda t: {"host": int(t.removeprefix("end_device-").split(":")[0])},
+    "CHIP": lambda t: {"model": t.rstrip(":").strip()},
+    "SENSE_KEY__HEX": lambda t: {"sense_key": _hex(t)},
+    # an adapter relaying a drive's SMART trip: ASC 5Dh/00h, failure prediction threshold exceeded
+    **{name: (lambda t: {"asc": 0x5D, "ascq": 0x00}) for name in ("PREDICTED_FAULT", "TWX_PREDICTED_FAULT")},
+    "MEGASAS_DRIVER": lambda t: {"driver": "megaraid_sas"},
+    "LEGACY_DRIVER": lambda t: {"driver": "megaraid"},
+    "MEGARAID_PREFIX": lambda t: {"driver": "megaraid"},
+    "HPSA_DRIVER": lambda t: {"driver": t},
+    "CCISS_DRIVER": lambda t: {"driver": t},
+    "CCISS_PREFIX": lambda t: {"driver": "cciss"},
+    "HPSA_DEVICE": adapters.device_description_fields,
+    "SENSE_BYTE2__HEX": lambda t: {"sense_key": _hex(t) & 0x0F},
+    "AACRAID": lambda t: {"driver": "aacraid"},
+    "AAC_NAME": lambda t: {"driver": "aacraid"},
+    "AAC_INSTANCE": lambda t: {"driver": "aacraid", "adapter": t},
+    "AAC_HCTL": lambda t: _hctl_fields(t.strip("()").replace(",", ":")),
+    "IPS": lambda t: {"driver": "ips"},
+    "PCI_ADDRESS": lambda t: {"pci": t},
+    "SMARTPQI": lambda t: {"driver": t},
+    "PQI_HCTL": lambda t: _hctl_fields(t) if "-" not in t else dict(zip(("host", "channel"), map(int, t.split(":")[:2]))),
+    "PQI_DEVICE": adapters.smartpqi_device_fields,
+    "TW_DRIVER": lambda t: {"driver": t},
+    "TWX_DRIVER": lambda t: {"driver": t},
+    "TW_TEXT": adapters.threeware_event_fields,
+    "TW_PORT": lambda t: {"port": t},
+    "TW_UNIT": lambda t: {"target": int(t)},
+    "TW_MODEL": lambda t: {"model": t},
+    "TW_REVISION": lambda t: {"revision": t},
+    "MVSAS": lambda t: {"driver": t},
+    "MV_PHY": lambda t: {"phy": int(t.removeprefix("Phy"))},
+    "MV_SOURCE_LINE": lambda t: {"driver": "mvsas"},
+    "PM_ADAPTER": lambda t: {"driver": "pm80xx", "adapter": t.rstrip(":")},
+    "PM_DRIVER": lambda t: {"driver": "pm80xx"},
+    "ISCI": lambda t: {"driver": t},
+    "ISCI_PHY": lambda t: {"phy": int(t.rsplit(":", 1)[1])},
+    "ISCI_EVENT": lambda t: {"text": t.strip()},
+    "AIC_PATH": adapters.aic_path_fields,
+    "AIC_TARGET": lambda t: dict(zip(("host", "channel", "target"), (int(t.split(":")[0].removeprefix("scsi")), adapters.aic_channel(t.split(":")[1]), int(t.split(":")[2])))),
+    "AIC_CHANNEL": lambda t: {"channel": adapters.aic_channel(t)},
+    "AIC_CHANNEL_TARGET": lambda t: {"channel": adapters.aic_channel(t.split(":")[0]), "target": int(t.split(":")[1])},
+    "BL_EXTERNAL_RESET": lambda t: {"driver": "BusLogic", "model": t.removeprefix("Resetting ").split(" due to ")[0]},
+    "BL_INTERNAL_ERROR": lambda t: {"driver": "BusLogic", "model": t.removeprefix("Resetting ").split(" due to ")[0]},
+    "BL_RESET_FAILED": lambda t: {"driver": "BusLogic", "model": t.removeprefix("Resetting ").removesuffix(" Failed")},
+    "BL_FIRMWARE": lambda t: {"revision": t},
+    "SYM_PATH": lambda t: {"driver": "sym53c8xx", **dict(zip(("adapter", "target", "lun"), [part if i == 0 else int(part) for i, part in enumerate(t.split(":"))]))},
+    "SYM_CHIP": lambda t: {"model": t},
+    "CDB_BYTES__0X": lambda t: {"cdb_hex": " ".join(f"{int(b, 16):02x}" for b in t.split())},
+    "QLOGICISP": lambda t: {"driver": t},
+    "PD_REF": adapters.megaraid_event_fields,
+    "PD_RESET": adapters.megaraid_event_fields,
+    "AEN_DETAIL": adapters.megaraid_event_fields,
+    # states a controller's RAID firmware names: the member or volume state is the event's text
+    **{name: (lambda t: {"text": t.strip()}) for name in (
+        "PHYSDISK_LOST", "PHYSDISK_OK", "VOLUME_OK", "VOLUME_DEGRADED", "VOLUME_FAILED", "SPI_PARITY")},
     # -- section: fc, iscsi, virtual --
+    # qla2xxx: 2.6.9's per-ISP modules (qla2300) are qla2xxx's; ql_log's "[pci]-msgid:host:" prefix
+    "QLA_MODULE": lambda t: {"driver": "qla2xxx"},
+    "QLA1280": lambda t: {"driver": "qla1280"},
+    "QLA_LOG": san.ql_log_fields,
+    "QLA_SCSI_NEXUS": san.nexus_fields,
+    "QLA_NEXUS": san.nexus_fields,
+    "QLA_RESET_ISSUED": san.reset_detail,
+    "QLA_RESET_FAILED": san.reset_detail,
+    "QLA_MBX1": lambda t: {"fault_code": _hex(t[5:].rstrip("h"))},
+    "QLA_ISP_MODEL": lambda t: {"model": "ISP" + t.upper()},
+    "QLA_MODEL": lambda t: {"model": t},
+    "LPFC_DRIVER": lambda t: {"driver": "lpfc"},
+    "BFA_DRIVER": lambda t: {"driver": "bfa"},
+    "LPFC_TARGET": lambda t: {"target": int(t)},
+    "LPFC_LUN": lambda t: {"lun": int(t)},
+    "LPFC_TARGET_LUN": san.target_lun_fields,
+    "LPFC_ID_LUN": san.target_lun_fields,
+    "LPFC_TGT_LUN": san.target_lun_fields,
+    "WWPN": lambda t: {"wwpn": san.wwpn(t)},
+    # a bfa line's own port (the logical or base port), when it names a remote one too
+    "BFA_WWN": lambda t: {"port": san.wwpn(t)},
+    "FNIC_HOST": lambda t: {"host": int(t), "driver": "fnic"},
+    "FNIC_PREFIX": lambda t: {"driver": "fnic"},
+    "FCPIO_STATUS": lambda t: {"text": t.rstrip("]")},
+    "FNIC_QUEUE": lambda t: {"text": t},
+    "ISCSI_CONNECTION": san.iscsi_connection_fields,
+    "ISCSI_SESSION": san.iscsi_session_fields,
+    "ISCSI_ERROR_TEXT": lambda t: {"text": t},
+    "BNX2I_PREFIX": lambda t: {"driver": "bnx2i"},
+    "BNX2I_CONN_ERR": lambda t: {"driver": "bnx2i"},
+    "BNX2I_TCP_ERRORS": lambda t: {"driver": "bnx2i"},
+    "BNX2I_NAMED": lambda t: {"driver": "bnx2i"},
+    "BNX2I_OFLD_TIMER": lambda t: {"driver": "bnx2i"},
+    "BNX2I_NETDEV": lambda t: {"text": t},
+    "BE2ISCSI_LOG": lambda t: {"driver": "be2iscsi"},
+    "BE2ISCSI_UE_BIT": lambda t: {"text": t},
+    "CXGBI_PREFIX": lambda t: {"driver": t.split(":")[0]},
+    "QLA4XXX": lambda t: {"driver": "qla4xxx"},
+    "QLA4XXX_NEXUS": san.nexus_fields,
+    "QLA4XXX_SCSI_NEXUS": san.nexus_fields,
+    "QLA4XXX_HOST_FUNCTION": lambda t: {"host": int(t[4:t.index(":")])},
+    "QLA4XXX_TARGET": lambda t: dict(zip(("host", "channel", "target"), map(int, t.removeprefix("target").split(":")))),
+    "QLA4XXX_FW_ERROR": lambda t: {"fault_code": _hex(t)},
+    "QLA4XXX_MODEL": lambda t: {"model": "ISP" + t.upper()},
+    "ISCSI_TARGET_NAME": lambda t: {"text": t},
+    "VIRT_SCSI_DEVICE": lambda t: _device_prefix_fields("DEV_SCSI", t),
+    "STORVSC_NAME": lambda t: {"driver": "storvsc"},
+    "STORVSC_BARE": lambda t: {"driver": "storvsc"},
+    "STORVSC_DEVICE": lambda t: {"driver": "storvsc", "adapter": t.split()[1].lower()},
+    "SCSI_STATUS__HEX": lambda t: {"status": san.scsi_status_name(_hex(t))},
+    "SRB_STATUS__HEX": lambda t: {"text": san.srb_status_text(_hex(t))},
+    **{name: (lambda t: {"driver": "vmw_pvscsi"}) for name in (
+        "PVSCSI_TASK_ABORT", "PVSCSI_ABORT_FAILED", "PVSCSI_FORCED_RESET", "PVSCSI_HOST_RESET", "PVSCSI_BUS_RESET",
+        "PVSCSI_DEVICE_RESET", "PVSCSI_RING_FULL", "PVSCSI_MESSAGE")},
+    "PVSCSI_DEVICE": lambda t: {"driver": "vmw_pvscsi", "pci": t.split()[1]},
+    **{name: (lambda t: {"driver": "virtio_scsi"}) for name in (
+        "VIRTIO_SCSI_ABORT", "VIRTIO_SCSI_DEVICE_RESET", "VIRTIO_SCSI_UNKNOWN_RESPONSE", "VIRTIO_SCSI_NOT_FOUND")},
+    "VIRTIO_DEVICE": lambda t: dict(zip(("driver", "adapter"), t.split())),
+    **{name: (lambda t: {"driver": "ibmvscsi"}) for name in ("IBMVSCSI_ABORTING", "IBMVSCSI_RESETTING", "IBMVSCSI_SEND_FAILED", "IBMVSCSI_BARE")},
+    **{name: (lambda t: {"driver": "ibmvfc"}) for name in ("IBMVFC_COMMAND", "IBMVFC_LUN_RESET_FAILED", "IBMVFC_TARGET_RESET_FAILED", "IBMVFC_ABORT_FAILED")},
+    "IBMVFC_STATUS": lambda t: {"text": t},
+    "IBMV_DEVICE": lambda t: dict(zip(("driver", "adapter"), t.split())),
+    "IBMVFC_WWPN": lambda t: {"wwpn": san.wwpn(t)},
+    # Xen's frontends by their module names (xen_blkfront, xen_scsifront); only blkfront names xvdX
+    "XEN_DISK": lambda t: {"driver": "xen_blkfront", **_blockdev_fields(t)},
+    **{name: (lambda t: {"driver": "xen_blkfront"}) for name in ("BLKFRONT", "XEN_UNMAPPED_GRANT")},
+    "XEN_VBD": lambda t: {"driver": "xen_blkfront", "adapter": t.split()[1]},
+    "XEN_SETUP_STEP": lambda t: {"text": t},
+    **{name: (lambda t: {"driver": "xen_scsifront"}) for name in ("XEN_SCSIFRONT", "XEN_SCSIFRONT_DISABLED")},
     # -- end of sections --
     # md "active with 1 out of 2 mirrors": the terminal only matches a short set, so a cached shape is never reused for a full one.
     "MD_ACTIVE_OF": lambda t: {"md_devices_left": int(t.split()[0])},
@@ -352,6 +622,8 @@ def tree_to_event(tree: Tree) -> tuple[dict, list[Token]]:
                 if child.type in CONVERTERS:
                     for key, value in _converted(child.type, str(child)).items():
                         event.setdefault(key, value)
+    if _USB_HUB in event:
+        _join_usb_port(event)
     tokens.sort(key=lambda t: t.start_pos)
     return event, tokens
 
@@ -440,6 +712,8 @@ class _Shape:
         for index, what in self.steps:
             event.update(what if index is None else _converted(what, match.group(index)))
         event.update(self.base)
+        if _USB_HUB in event:
+            _join_usb_port(event)
         return event
 
 

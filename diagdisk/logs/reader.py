@@ -317,7 +317,8 @@ class LogReader:
         if whole is not None and shape in self._whole_shapes:
             return [whole]
         specs = grammar_specs()
-        other = [f for f in families if whole is None or f != whole["family"]]
+        # the fallback family's words of trouble pick lines, they do not mark where a second message starts
+        other = [f for f in families if f != FALLBACK_FAMILY and (whole is None or f != whole["family"])]
         cuts = sorted({message.find(k) for f in other for k in specs[f].keywords if message.find(k) > 0})
         for cut in cuts:
             head = self.parser.parse(message[:cut].rstrip(), families)

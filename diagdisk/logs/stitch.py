@@ -20,6 +20,13 @@ _IDENTITY_KEYS = (*IDENTITY_FIELDS, "host", "target", "lun", "tag")
 _FRAME_ONLY = {"scsi_context", "sense_detail", "cdb", "ata_detail", "result_detail", "scsi_error_report"}
 
 
+def _names_the_sense_of(group: dict, event: dict) -> bool:
+    """sd says 'Unit Not Ready' (2.6.9: 'sdb: Unit Not Ready, sense:') and then prints the sense it
+    got: the sense lines belong to the report the announcement opened."""
+    return (event["kind"] == "sense" and group["kind"] == "sense" and group.get("detail") == "not_ready"
+            and group.get("asc") is None and event.get("sense_key") in (None, group.get("sense_key")))
+
+
 def _adapter_wide(group: dict) -> bool:
     return group["kind"] == "reset" and group.get("detail") in ("host", "controller")
 
@@ -92,7 +99,7 @@ class Stitcher:
                 kind != "sense" or open_group.get("sense_key") is None)
             fills_identity = (kind == "scsi_context" and not any(
                 open_group.get(k) is not None for k in IDENTITY_FIELDS))
-            if joins or promotes or fills_identity:
+            if joins or promotes or fills_identity or _names_the_sense_of(open_group, event):
                 if promotes:
                     open_group.pop("_signature", None)
                     open_group["kind"] = kind

@@ -61,3 +61,11 @@ def test_an_indented_line_of_one_printk_takes_the_time_of_the_line_it_belongs_to
         "                           md/raid1:md0: Operation continuing on 1 devices.\n"))
     failure, degraded = result.events
     assert degraded["kind"] == "md_degraded" and degraded["_wall"] == failure["_wall"]
+
+
+def test_a_word_of_trouble_inside_a_message_does_not_cut_it_in_two(tmp_path):
+    """"FAULT" is one of the broad tier's words; the tail from it reads alone (2.4 printed that line
+    bare), yet the line is one message of one adapter."""
+    result = _read(tmp_path, "Mar  2 18:07:17 h kernel: mptbase: ioc0: WARNING -            FAULT code = 2651h\n")
+    [event] = result.events
+    assert (event["kind"], event["adapter"], event["fault_code"]) == ("controller_error", "ioc0", 0x2651)
