@@ -8,6 +8,11 @@ quotient is computed and called the apparent service time.
 A series keeps at most `cap` samples: past that, neighbouring samples are merged two by two
 (rates and utilisation averaged over time, await over requests, request size over kB), so a month
 of 1-second data holds as much memory as an hour and the merged samples stay exact averages.
+
+Large sources arrive a block of rows at a time (performance.blocks): normalise_block and
+Series.add_block do over numpy columns, operation for operation, what normalise and add do for one
+sample, so a value is the same double whichever way its row was read (tests/performance compare
+both ways bit for bit). numpy is imported only when a block arrives.
 """
 
 from __future__ import annotations
@@ -24,6 +29,15 @@ WIDTH = len(FIELDS)
 DEFAULT_CAP = 1024
 
 
+def _total(numbers) -> float:
+    """Left-to-right sum from 0, as numpy adds a column to another (sum() compensates rounding on
+    Python 3.12+, which would let the two ways of reading a row differ in the last bit)."""
+    total = 0.0
+    for number in numbers:
+        total += number
+    return total
+
+
 def normalise(values: dict, t: float | None, interval: float | None) -> tuple[list[float], bool]:
     """(sample in FIELDS order, True when svctm was computed rather than printed)."""
     get = values.get
@@ -37,18 +51,18 @@ def normalise(values: dict, t: float | None, interval: float | None) -> tuple[li
     if areq is None:
         parts = [(n, size) for n, size in ((r_s, get("rareq_kb")), (w_s, get("wareq_kb")), (d_s, get("dareq_kb")))
                  if n is not None and size is not None]
-        weight = sum(n for n, _ in parts)
+        weight = _total(n for n, _ in parts)
         if weight > 0:
-            areq = sum(n * size for n, size in parts) / weight
+            areq = _total(n * size for n, size in parts) / weight
         elif kb is not None and iops:
             areq = kb / iops
     await_ = get("await")
     if await_ is None:
         parts = [(n, ms) for n, ms in ((r_s, get("r_await")), (w_s, get("w_await")), (d_s, get("d_await")))
                  if n is not None and ms is not None]
-        weight = sum(n for n, _ in parts)
+        weight = _total(n for n, _ in parts)
         if weight > 0:
-            await_ = sum(n * ms for n, ms in parts) / weight
+            await_ = _total(n * ms for n, ms in parts) / weight
         elif parts and not iops:
             await_ = 0.0
     util = get("util")
@@ -61,6 +75,63 @@ def normalise(values: dict, t: float | None, interval: float | None) -> tuple[li
               rkb, wkb, kb / 1024 if kb is not None else None, areq, get("aqu"), await_,
               get("r_await"), get("w_await"), svctm, util]
     return [NAN if v is None else v for v in sample], apparent
+
+
+def normalise_block(values: dict, t, interval):
+    """normalise over columns: `values` maps fields to numpy arrays of one length (a field is in
+    every row of a block or in none), `t` is an array, `interval` an array or None. Returns the
+    samples as an (n, WIDTH) array and whether svctm was computed. Same operations in the same
+    order as normalise, so the same doubles."""
+    import numpy
+
+    n = len(t)
+    get = values.get
+    nan = numpy.full(n, NAN)
+
+    def or_zero(column):
+        # `x or 0.0`: None and both zeros become +0.0
+        return numpy.zeros(n) if column is None else numpy.where(column == 0.0, 0.0, column)
+
+    with numpy.errstate(all="ignore"):
+        r_s, w_s, d_s = get("r_s"), get("w_s"), get("d_s")
+        iops = get("tps")
+        if iops is None and (r_s is not None or w_s is not None):
+            iops = or_zero(r_s) + or_zero(w_s) + or_zero(d_s)
+        rkb, wkb, dkb = get("rkb_s"), get("wkb_s"), get("dkb_s")
+        kb = or_zero(rkb) + or_zero(wkb) + or_zero(dkb) if (rkb is not None or wkb is not None) else None
+        areq = get("areq_kb")
+        if areq is None:
+            parts = [(m, size) for m, size in ((r_s, get("rareq_kb")), (w_s, get("wareq_kb")), (d_s, get("dareq_kb")))
+                     if m is not None and size is not None]
+            weight, weighted = numpy.zeros(n), numpy.zeros(n)
+            for m, size in parts:
+                weight = weight + m
+                weighted = weighted + m * size
+            fallback = numpy.where(iops != 0.0, kb / iops, NAN) if kb is not None and iops is not None else nan
+            areq = numpy.where(weight > 0, weighted / weight, fallback)
+        await_ = get("await")
+        if await_ is None:
+            parts = [(m, ms) for m, ms in ((r_s, get("r_await")), (w_s, get("w_await")), (d_s, get("d_await")))
+                     if m is not None and ms is not None]
+            if parts:
+                weight, weighted = numpy.zeros(n), numpy.zeros(n)
+                for m, ms in parts:
+                    weight = weight + m
+                    weighted = weighted + m * ms
+                idle = numpy.ones(n, dtype=bool) if iops is None else iops == 0.0
+                await_ = numpy.where(weight > 0, weighted / weight, numpy.where(idle, 0.0, NAN))
+        util = get("util")
+        svctm = get("svctm")
+        apparent = False
+        if svctm is None and util is not None and iops is not None:
+            svctm = numpy.where(iops > 0, util * 10 / iops, 0.0)
+            apparent = True
+        columns = [t, interval, iops, r_s, w_s, rkb, wkb, kb / 1024 if kb is not None else None, areq, get("aqu"),
+                   await_, get("r_await"), get("w_await"), svctm, util]
+    out = numpy.empty((n, WIDTH))
+    for index, column in enumerate(columns):
+        out[:, index] = nan if column is None else column
+    return out, apparent
 
 
 def merge(a: list[float], b: list[float]) -> list[float]:
@@ -101,6 +172,36 @@ def merge(a: list[float], b: list[float]) -> list[float]:
     return out
 
 
+def _merge_rows(a, b):
+    """merge over rows: a[i] and b[i] merged for every i (numpy arrays of samples)."""
+    import numpy
+
+    out = numpy.empty_like(a)
+    with numpy.errstate(all="ignore"):
+        wa = numpy.where(a[:, 1] > 0, a[:, 1], 1.0)    # NaN > 0 is False: no interval weighs 1
+        wb = numpy.where(b[:, 1] > 0, b[:, 1], 1.0)
+        total = wa + wb
+        out[:, 0] = b[:, 0]
+        out[:, 1] = a[:, 1] + b[:, 1]
+        a_nan, b_nan = numpy.isnan(a), numpy.isnan(b)
+        for i in range(2, WIDTH):
+            x, y = a[:, i], b[:, i]
+            weight = _PER_REQUEST.get(FIELDS[i])
+            if weight is None:
+                both = (x * wa + y * wb) / total
+            else:
+                nx = numpy.where(a_nan[:, weight], 0.0, a[:, weight] * wa)
+                ny = numpy.where(b_nan[:, weight], 0.0, b[:, weight] * wb)
+                both = numpy.where(nx + ny > 0, (x * nx + y * ny) / (nx + ny), (x + y) / 2)
+            out[:, i] = numpy.where(a_nan[:, i], y, numpy.where(b_nan[:, i], x, both))
+    return out
+
+
+# fields averaged per request, and the field that counts their requests
+_PER_REQUEST = {"await": INDEX["iops"], "svctm": INDEX["iops"], "areq_kb": INDEX["iops"], "r_await": INDEX["r_s"],
+                "w_await": INDEX["w_s"]}
+
+
 class Series:
     """The samples of one device from one source, in the order read; bounded by `cap`.
 
@@ -125,8 +226,9 @@ class Series:
 
     @property
     def samples(self) -> list[list[float]]:
-        data = self._data
-        return [data[i:i + WIDTH].tolist() for i in range(0, len(data), WIDTH)]
+        import numpy
+
+        return numpy.frombuffer(self._data, dtype=numpy.float64).reshape(-1, WIDTH).tolist()
 
     @samples.setter
     def samples(self, values: list[list[float]]) -> None:
@@ -140,28 +242,58 @@ class Series:
         if len(self.lines) > 2 * self.cap:
             self._halve()
 
+    def add_block(self, samples, lines, segment: int) -> None:
+        """add() for each row of `samples` (an (n, WIDTH) numpy array) in order, with its line in
+        `lines`: the series halves at the same points as it would one sample at a time."""
+        import numpy
+
+        done, count = 0, len(samples)
+        while done < count:
+            # add() halves as soon as the series holds 2 x cap + 1 samples
+            room = max(1, 2 * self.cap + 1 - len(self.lines))
+            part = slice(done, min(count, done + room))
+            self._data.frombytes(numpy.ascontiguousarray(samples[part], dtype=numpy.float64).tobytes())
+            self.lines.frombytes(numpy.ascontiguousarray(lines[part], dtype=numpy.int64).tobytes())
+            self.segments.frombytes(numpy.full(part.stop - part.start, segment, dtype=numpy.int64).tobytes())
+            self.raw_count += part.stop - part.start
+            done = part.stop
+            if len(self.lines) > 2 * self.cap:
+                self._halve()
+
     def fill_interval(self, seconds: float) -> None:
         """Samples that came without their interval get `seconds` (times the samples merged)."""
-        column = INDEX["interval"]
-        for i in range(column, len(self._data), WIDTH):
-            if self._data[i] != self._data[i]:
-                self._data[i] = seconds * self.merged
+        import numpy
+
+        column = numpy.frombuffer(self._data, dtype=numpy.float64)[INDEX["interval"]::WIDTH]
+        missing = numpy.isnan(column)
+        if missing.any():
+            column[missing] = seconds * self.merged
+        del column   # a view of _data: released before _data can grow again
 
     def _halve(self) -> None:
-        samples, lines, segments = self.samples, self.lines, self.segments
-        kept, kept_lines, kept_segments = [], array("q"), array("q")
-        i = 0
-        while i < len(samples):
-            if i + 1 < len(samples) and segments[i] == segments[i + 1]:
-                kept.append(merge(samples[i], samples[i + 1]))
-                step = 2
-            else:
-                kept.append(samples[i])
-                step = 1
-            kept_lines.append(lines[i])
-            kept_segments.append(segments[i])
-            i += step
-        self.samples, self.lines, self.segments = kept, kept_lines, kept_segments
+        """Neighbours merged two by two, never across a segment (a restart): from the start of each
+        run of one segment, samples pair up; an odd one out at the end of a run stays as it is."""
+        import numpy
+
+        count = len(self.lines)
+        data = numpy.frombuffer(self._data, dtype=numpy.float64).reshape(count, WIDTH)
+        segments = numpy.frombuffer(self.segments, dtype=numpy.int64)
+        lines = numpy.frombuffer(self.lines, dtype=numpy.int64)
+        positions = numpy.arange(count)
+        run_start = numpy.ones(count, dtype=bool)
+        run_start[1:] = segments[1:] != segments[:-1]
+        in_run = positions - numpy.maximum.accumulate(numpy.where(run_start, positions, 0))
+        leaders = numpy.flatnonzero(in_run % 2 == 0)
+        paired = leaders[leaders + 1 < count]
+        paired = paired[segments[paired] == segments[paired + 1]]
+        kept = data[leaders].copy()
+        kept[numpy.searchsorted(leaders, paired)] = _merge_rows(data[paired], data[paired + 1])
+        kept_lines, kept_segments = lines[leaders].tobytes(), segments[leaders].tobytes()
+        del data, segments, lines   # views of the arrays being replaced
+        self._data, self.lines, self.segments = array("d"), array("q"), array("q")
+        self._data.frombytes(kept.tobytes())
+        self.lines.frombytes(kept_lines)
+        self.segments.frombytes(kept_segments)
         self.merged *= 2
 
     def finish(self) -> None:

@@ -1,10 +1,13 @@
 """Normalised samples and bounded series: merging neighbours keeps exact averages."""
 
 import math
+import random
+import struct
 
+import numpy
 import pytest
 
-from diagdisk.performance.series import FIELDS, Series, merge, normalise
+from diagdisk.performance.series import FIELDS, WIDTH, Series, _merge_rows, merge, normalise, normalise_block
 
 I = {name: i for i, name in enumerate(FIELDS)}
 
@@ -43,3 +46,71 @@ def test_a_restart_is_never_merged_across():
 def test_apparent_service_time_when_svctm_is_not_printed():
     normal, apparent = normalise({"r_s": 300.0, "w_s": 0.0, "util": 99.0}, None, None)
     assert apparent and normal[I["svctm"]] == pytest.approx(3.3) and math.isnan(normal[I["await"]])
+
+
+def bits(value):
+    return struct.pack("<d", value)
+
+
+# ---------------------------------------------------------------- columns: the same doubles as one sample at a time
+
+NUMBERS = [0.0, -0.0, 1.0, 3.5, 100.0, 1e-3, -2.0, 1e308, 12345.678]
+
+
+def test_normalise_block_gives_normalise_for_every_mix_of_columns():
+    rng = random.Random(7)
+    names = ["tps", "r_s", "w_s", "d_s", "rkb_s", "wkb_s", "dkb_s", "areq_kb", "rareq_kb", "wareq_kb", "dareq_kb",
+             "aqu", "await", "r_await", "w_await", "d_await", "svctm", "util"]
+    for _ in range(400):
+        present = [n for n in names if rng.random() < 0.4]
+        rows = [{n: rng.choice(NUMBERS) if rng.random() < 0.5 else rng.random() * 500 for n in present} for _ in range(20)]
+        t = numpy.arange(20, dtype=float)
+        interval = numpy.full(20, 1.0) if rng.random() < 0.5 else None
+        columns = {n: numpy.array([r[n] for r in rows]) for n in present}
+        block, apparent_block = normalise_block(columns, t, interval)
+        for i, values in enumerate(rows):
+            one, apparent = normalise(values, float(i), None if interval is None else 1.0)
+            assert [bits(v) for v in block[i].tolist()] == [bits(v) for v in one], (present, values)
+            assert apparent == apparent_block
+
+
+def test_merged_rows_are_merge():
+    rng = random.Random(3)
+    a = [[rng.choice(NUMBERS + [math.nan, rng.random()]) for _ in FIELDS] for _ in range(500)]
+    b = [[rng.choice(NUMBERS + [math.nan, rng.random()]) for _ in FIELDS] for _ in range(500)]
+    merged = _merge_rows(numpy.array(a), numpy.array(b)).tolist()
+    for x, y, got in zip(a, b, merged):
+        assert [bits(v) for v in got] == [bits(v) for v in merge(x, y)]
+
+
+@pytest.mark.parametrize("cap, restarts", [(2, 0.0), (2, 0.2), (3, 0.2), (8, 0.2), (50, 0.2)])
+def test_add_block_keeps_the_series_add_keeps(cap, restarts):
+    rng = random.Random(cap)
+    one, many = Series("sda", "s", cap=cap), Series("sda", "s", cap=cap)
+    line, segment = 1, 0
+    for _ in range(30):
+        size = rng.choice([1, 2, 5, 17, 40])
+        if rng.random() < restarts:
+            segment += 1
+        rows = numpy.array([[rng.random() * 100 if rng.random() < 0.9 else math.nan for _ in FIELDS] for _ in range(size)])
+        rows[:, 0] = numpy.arange(line, line + size)
+        lines = numpy.arange(line, line + size)
+        for row, at in zip(rows.tolist(), lines.tolist()):
+            one.add(row, at, segment)
+        many.add_block(rows, lines, segment)
+        line += size
+    for series in (one, many):
+        series.fill_interval(2.0)
+        series.finish()
+    assert [[bits(v) for v in s] for s in one.samples] == [[bits(v) for v in s] for s in many.samples]
+    assert (one.lines, one.segments, one.merged, one.raw_count) == (many.lines, many.segments, many.merged, many.raw_count)
+    assert len(many) <= max(cap, len(set(many.segments)))
+
+
+def test_a_series_that_cannot_merge_keeps_every_sample():
+    series = Series("sda", "s", cap=1)
+    series.add_block(numpy.ones((5, WIDTH)), numpy.arange(5), 0)
+    for segment in range(1, 4):
+        series.add_block(numpy.ones((1, WIDTH)), numpy.array([10 + segment]), segment)
+    series.finish()
+    assert list(series.segments) == [0, 1, 2, 3] and series.raw_count == 8
