@@ -27,8 +27,9 @@ from .devices import PerfDevice, classify
 from .kernel import (Names, QueueSettings, queue_file_of, queue_value, read_blockdev_report, read_dev_listing,
                      read_diskstats, read_dmsetup_info, read_dmsetup_table, read_lsblk_topology, read_lvs,
                      read_partitions, read_pressure)
+from .blocks import SampleBlock
 from .sadf import SadfError, iter_sadf_csv, read_sadf_json, read_sadf_xml
-from .series import DEFAULT_CAP, INDEX, Series, normalise
+from .series import DEFAULT_CAP, INDEX, Series, normalise, normalise_block
 from .sysstat import TextSource, iter_sysstat_text
 
 # source formats (diagdisk.inputs.sources) this stage reads; in the order copies of one day are preferred
@@ -174,12 +175,16 @@ class _Collected:
 
 
 def _collect(samples, info: PerfSource, names: Names, cap: int, interval: float | None) -> _Collected:
-    """Stream samples into one bounded series per device (memory does not grow with the input)."""
+    """Stream samples (RawSamples and SampleBlocks) into one bounded series per device (memory does
+    not grow with the input)."""
     collected = _Collected()
     resolved: dict[str, str] = {}
     steps: list[float] = []
     last_t: dict[str, float] = {}
     for sample in samples:
+        if isinstance(sample, SampleBlock):
+            _collect_block(sample, collected, resolved, steps, last_t, names, info, cap, interval)
+            continue
         device = resolved.get(sample.device)
         if device is None:
             device = resolved[sample.device] = names.resolve(sample.device)
@@ -197,7 +202,7 @@ def _collect(samples, info: PerfSource, names: Names, cap: int, interval: float 
             low, high = collected.spans.get(device, (t, t))
             collected.spans[device] = (min(low, t), max(high, t))
             previous = last_t.get(device)
-            if previous is not None and t > previous and len(steps) < 200:
+            if previous is not None and t > previous and len(steps) < STEPS_KEPT:
                 steps.append(t - previous)
             last_t[device] = t
     info.interval = info.interval or (sorted(steps)[len(steps) // 2] if steps else None)
@@ -205,6 +210,61 @@ def _collect(samples, info: PerfSource, names: Names, cap: int, interval: float 
         for series in collected.series.values():
             series.fill_interval(info.interval)
     return collected
+
+
+# steps between a device's samples kept to find the source's interval (their median)
+STEPS_KEPT = 200
+
+
+def _collect_block(block: SampleBlock, collected: _Collected, resolved: dict, steps: list, last_t: dict,
+                   names: Names, info: PerfSource, cap: int, interval: float | None) -> None:
+    """What _collect does for each row of a block, a device at a time: each device's rows keep
+    their order, so its series, span, last time and the first steps come out the same."""
+    import numpy
+
+    # rows named differently may be one device (dev8-0 and sda): group by the resolved name,
+    # in order of first appearance as rows one by one would create the series
+    order: dict[str, int] = {}
+    for raw in block.devices:
+        device = resolved.get(raw)
+        if device is None:
+            device = resolved[raw] = names.resolve(raw)
+        order.setdefault(device, len(order))
+    devices = list(order)
+    groups = numpy.array([order[resolved[raw]] for raw in block.devices], dtype=numpy.int64)[block.codes]
+    t = block.t
+    if block.interval is None:
+        intervals = numpy.full(len(t), numpy.nan if interval is None else float(interval))
+    else:   # `sample.interval or interval`
+        intervals = numpy.where(block.interval != 0.0, block.interval, numpy.nan if interval is None else interval)
+    normal, apparent = normalise_block(block.values, t, intervals)
+    rows = numpy.argsort(groups, kind="stable")
+    bounds = numpy.searchsorted(groups[rows], numpy.arange(len(devices) + 1))
+    if len(steps) < STEPS_KEPT:
+        # each row's previous time on its device, to take the first steps in row order
+        previous = numpy.empty(len(t))
+        sorted_t = t[rows]
+        previous[1:] = sorted_t[:-1]
+        previous[bounds[:-1]] = [last_t.get(device, numpy.nan) for device in devices]
+        before = numpy.empty(len(t))
+        before[rows] = previous
+        with numpy.errstate(invalid="ignore"):
+            stepped = numpy.flatnonzero(t > before)[:STEPS_KEPT - len(steps)]
+        steps.extend((t[stepped] - before[stepped]).tolist())
+    for index, device in enumerate(devices):
+        mine = rows[bounds[index]:bounds[index + 1]]
+        series = collected.series.get(device)
+        if series is None:
+            series = collected.series[device] = Series(device, info.name, cap=cap)
+        series.apparent_svctm |= apparent
+        series.add_block(normal[mine], block.lines[mine], block.segment)
+        times = t[mine]
+        low, high = float(times.min()), float(times.max())
+        if device in collected.spans:
+            low, high = min(collected.spans[device][0], low), max(collected.spans[device][1], high)
+        collected.spans[device] = (low, high)
+        last_t[device] = float(times[-1])
+    collected.count += len(t)
 
 
 def _read_samples(source, names: Names, limits: Limits, cap: int) -> tuple[PerfSource, _Collected]:

@@ -12,6 +12,11 @@ ISO (the order of an ambiguous date is settled by the day in the file name, sarD
 one), decimal commas, and a translated "Average:" (any row that does not start with a time).
 `LINUX RESTART` rows cut a series: no window runs across a reboot. A device name too long for its
 column makes old iostat print the name alone on a line and the values on the next.
+
+Speed: once a row has been read under sar's disk header, the rows after it, up to the next blank
+line, are read as one block by pandas' C reader (performance.blocks) and come out as a SampleBlock;
+the first row that does not fit (a header, Average:, a restart, a localised value) ends the block
+and is read line by line as before. Blocks give the same samples as lines would.
 """
 
 from __future__ import annotations
@@ -20,8 +25,11 @@ import math
 import re
 from dataclasses import dataclass, field
 from datetime import date, datetime, timedelta
+from itertools import islice
 from typing import Iterable, Iterator
 
+from . import blocks
+from .blocks import PLAIN_NUMBER, SampleBlock, missing_field, plain, plain_line, read_rows
 from .columns import COLUMNS, DEVICE_COLUMNS, IGNORED, SIZE_FIELDS, UNIT_TO_KB, era_of
 
 _TIME = re.compile(r"^(\d{1,2})[:.](\d{2})[:.](\d{2})$")
@@ -203,6 +211,14 @@ class _Layout:
         return tokens[self.device_index], values
 
 
+def _plain_row(line: str, width: int, floats: list[int]) -> bool:
+    """A row the C reader reads as str.split() and float() do: `width` fields, plain numbers."""
+    if not plain_line(line):
+        return False
+    tokens = line.split()
+    return len(tokens) == width and all(PLAIN_NUMBER.match(tokens[index]) for index in floats)
+
+
 def _is_disk_header(tokens: list[str]) -> bool:
     has_device = any(t in DEVICE_COLUMNS for t in tokens)
     return has_device and any(t in COLUMNS for t in tokens) and not any(_number(t) is not None for t in tokens)
@@ -212,17 +228,33 @@ def read_sysstat_text(lines: Iterable[str], name: str, c_locale: bool = False,
                       since_boot_skipped: bool | None = None) -> tuple[TextSource, list[RawSample]]:
     """Every disk sample of a sar or iostat text, with what the text was. `since_boot_skipped`:
     True when the output is known to have been made with `iostat -y` (no since-boot report)."""
-    source, samples = iter_sysstat_text(lines, name, c_locale, since_boot_skipped)
-    samples = list(samples)
+    source, items = iter_sysstat_text(lines, name, c_locale, since_boot_skipped)
+    samples = list(raw_samples(items))
     return source, samples
 
 
 def iter_sysstat_text(lines: Iterable[str], name: str, c_locale: bool = False,
-                      since_boot_skipped: bool | None = None) -> tuple[TextSource, Iterator[RawSample]]:
-    """Like read_sysstat_text, one sample at a time (memory does not grow with the text); the
-    TextSource is complete once the iterator is exhausted."""
+                      since_boot_skipped: bool | None = None) -> tuple[TextSource, Iterator[RawSample | SampleBlock]]:
+    """Like read_sysstat_text, as a stream (memory does not grow with the text) of RawSamples and
+    SampleBlocks (many rows as columns; raw_samples() turns them into RawSamples); the TextSource
+    is complete once the iterator is exhausted."""
     reader = _TextReader(name, c_locale, since_boot_skipped)
     return reader.source, reader.read(lines)
+
+
+def raw_samples(items: Iterable[RawSample | SampleBlock]) -> Iterator[RawSample]:
+    """A reader's stream with each SampleBlock given back as the RawSamples of its rows."""
+    for item in items:
+        if not isinstance(item, SampleBlock):
+            yield item
+            continue
+        count = len(item)
+        devices, codes, times, lines = item.devices, item.codes.tolist(), item.t.tolist(), item.lines.tolist()
+        intervals = item.interval.tolist() if item.interval is not None else [None] * count
+        columns = {name: column.tolist() for name, column in item.values.items()}
+        for row in range(count):
+            yield RawSample(devices[codes[row]], times[row], intervals[row],
+                            {name: column[row] for name, column in columns.items()}, lines[row], item.segment)
 
 
 class _TextReader:
@@ -252,14 +284,20 @@ class _TextReader:
         self.next_run_has_y = False
         self.hold_next_report = False
         self.held: list[RawSample] = []
+        # blocks: the last line read as a row of the disk section, and when to try a block again
+        self.min_block_rows = blocks.MIN_ROWS
+        self.row_line = 0
+        self.row_clock_tokens = 1
+        self.block_rows = 4 * self.min_block_rows
+        self.no_block_before = 0
+        self.missed_blocks = 0
 
     # ---- the whole text
-    def read(self, lines: Iterable[str]) -> Iterator[RawSample]:
-        for number, raw in enumerate(lines, 1):
-            line = raw.rstrip("\r\n")
-            if not line.strip():
-                continue
-            yield from self._line(line, number)
+    def read(self, lines: Iterable[str]) -> Iterator[RawSample | SampleBlock]:
+        iterator, first = iter(lines), 1
+        while batch := list(islice(iterator, blocks.MAX_ROWS)):
+            yield from self._batch(batch, first)
+            first += len(batch)
         yield from self._flush_report()
         if self.held:
             # the run printed nothing after its since-boot report: keep it, and say what it is
@@ -267,6 +305,18 @@ class _TextReader:
                                         f"averages since boot (no interval report follows)")
             yield from self.held
         self.held = []
+
+    def _batch(self, batch: list[str], first: int) -> Iterator[RawSample | SampleBlock]:
+        index, count = 0, len(batch)
+        while index < count:
+            number = first + index
+            line = batch[index].rstrip("\r\n")
+            index += 1
+            if not line.strip():
+                continue
+            yield from self._line(line, number)
+            if self.row_line == number and count - index >= self.min_block_rows and number >= self.no_block_before:
+                index += yield from self._sar_block(batch, index, first)
 
     def _line(self, line: str, number: int) -> Iterator[RawSample]:
         tokens = line.split()
@@ -403,12 +453,106 @@ class _TextReader:
                     self.source.headerless_rows += 1
             if parsed is None:
                 return
+        else:
+            self.row_line, self.row_clock_tokens = number, used   # the rows after it may be read as a block
         self._advance_day(seconds)
         device, values = parsed
         t = (self.day_start + seconds) if self.day is not None else float(seconds)
         if not self.source.decimal_comma and "," in line_text(rest):
             self.source.decimal_comma = True
         yield RawSample(device, t, None, values, number, self.segment)
+
+    def _sar_block(self, batch: list[str], start: int, first: int) -> Iterator[SampleBlock]:
+        """The rows of the disk section from batch[start] on, up to the next blank line, as one
+        SampleBlock; returns how many rows it took (0: none, they are read line by line)."""
+        stop = min(len(batch), start + self.block_rows)
+        try:
+            stop = batch.index("", start, stop)
+        except ValueError:
+            pass
+        rows = batch[start:stop]
+        if len(rows) < self.min_block_rows:
+            return 0
+        block = self._sar_rows(rows, first + start)
+        taken = len(block) if block is not None else 0
+        if taken:
+            yield block
+        if taken == len(rows):
+            self.block_rows = min(blocks.MAX_ROWS, 2 * self.block_rows)
+        if taken >= self.min_block_rows:
+            self.missed_blocks = 0
+        else:
+            # rows that seldom fit: try again later, later each time it fails
+            self.no_block_before = first + start + taken + (self.min_block_rows << min(self.missed_blocks, 10))
+            self.missed_blocks += 1
+        return taken
+
+    def _sar_rows(self, rows: list[str], first_number: int) -> SampleBlock | None:
+        """The leading rows that read as rows of the current disk header, as a block."""
+        import numpy
+        import pandas
+
+        layout, used = self.layout, self.row_clock_tokens
+        width = used + len(layout.columns)
+        floats = sorted({used + index for index, _, _ in layout.read})
+        device_column = used + layout.device_index
+        texts = sorted({0, device_column} | ({1} if used == 2 else set()))
+        frame = None
+        text = "\n".join(rows)
+        if text.isascii() and plain(data := text.encode("ascii")):
+            frame = read_rows(data, width, r"\s+", floats, texts)
+        if frame is None or len(frame) != len(rows):
+            # read the rows before the first that keeps them from being read as a block
+            fit = 0
+            while fit < len(rows) and _plain_row(rows[fit], width, floats):
+                fit += 1
+            if fit < self.min_block_rows:
+                return None
+            rows = rows[:fit]
+            frame = read_rows("\n".join(rows).encode("ascii"), width, r"\s+", floats, texts)
+            if frame is None or len(frame) != len(rows):
+                return None
+        count = len(frame)
+        bad = missing_field(frame, skip=set(floats))
+        for index in floats:
+            bad |= ~numpy.isfinite(frame[index].to_numpy())
+        # the clock, read as parse_clock reads it (12-hour rows carry AM/PM as their second token)
+        time_codes, times = pandas.factorize(frame[0].to_numpy(dtype=object))
+        if used == 2:
+            ampm_codes, ampms = pandas.factorize(frame[1].to_numpy(dtype=object))
+            pair_codes, pairs = pandas.factorize(time_codes * len(ampms) + ampm_codes)
+            clocks = [parse_clock([times[pair // len(ampms)], ampms[pair % len(ampms)]]) for pair in pairs.tolist()]
+            clock_codes = pair_codes
+        else:
+            clocks = [parse_clock([clock]) for clock in times]
+            clock_codes = time_codes
+            if frame[1].dtype.kind not in "biuf":
+                bad |= numpy.isin(frame[1].to_numpy(dtype=object), list(_AMPM))   # would be read as a 12-hour clock
+        seconds_of = numpy.array([clock[0] if clock is not None and clock[1] == used else -1 for clock in clocks],
+                                 dtype=numpy.int64)
+        seconds = seconds_of[clock_codes]
+        bad |= seconds < 0
+        taken = int(numpy.argmax(bad)) if bad.any() else count
+        if taken == 0:
+            return None
+        seconds = seconds[:taken]
+        device_codes, devices = pandas.factorize(frame[device_column].to_numpy(dtype=object)[:taken])
+        values = {}
+        for index, name, factor in layout.read:
+            values[name] = frame[used + index].to_numpy(dtype=numpy.float64)[:taken] * factor
+        # _advance_day, row after row: a clock more than an hour behind the previous one is the next day
+        if self.day is not None:
+            passed_midnight = numpy.empty(taken, dtype=bool)
+            passed_midnight[1:] = seconds[1:] < seconds[:-1] - 3600
+            passed_midnight[0] = self.previous_clock is not None and seconds[0] < self.previous_clock - 3600
+            days = numpy.cumsum(passed_midnight)
+            t = (self.day_start + 86400.0 * days) + seconds   # whole seconds: exact, as day_start + seconds is
+            self.day += timedelta(days=int(days[-1]))
+        else:
+            t = seconds.astype(numpy.float64)
+        self.previous_clock = int(seconds[-1])
+        return SampleBlock(devices=devices.tolist(), codes=device_codes, t=t, interval=None, values=values,
+                           lines=first_number + numpy.arange(taken, dtype=numpy.int64), segment=self.segment)
 
     def _advance_day(self, seconds: int) -> None:
         """A clock that goes back by more than an hour has passed midnight."""
