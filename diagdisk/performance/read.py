@@ -160,10 +160,21 @@ def _names_from_topology(names: Names, topology) -> None:
 
 # ---------------------------------------------------------------- samples
 
+# Text is read in chunks of this size: large enough for long blocks of rows, small enough that the
+# chunk, its text and its lines stay a small part of the stage's memory.
+TEXT_CHUNK = 4 << 20
+
+
 def _lines(source, limits: Limits):
-    for chunk, _ in iter_chunks(source.path, warnings=source.warnings, name=source.name,
+    for batch in _line_batches(source, limits):
+        yield from batch
+
+
+def _line_batches(source, limits: Limits):
+    """The lines of a text source, a chunk's worth at a time."""
+    for chunk, _ in iter_chunks(source.path, chunk_size=TEXT_CHUNK, warnings=source.warnings, name=source.name,
                                 max_bytes=limits.max_file_bytes):
-        yield from decode_log_bytes(chunk).splitlines()
+        yield decode_log_bytes(chunk).splitlines()
 
 
 @dataclass
@@ -278,8 +289,9 @@ def _read_samples(source, names: Names, limits: Limits, cap: int) -> tuple[PerfS
     try:
         if fmt in ("sar", "sar_c", "iostat"):
             no_since_boot = True if re.search(r"(?:^|_)-y(?:_|$)", Path(source.name).name) else None
-            text_source, samples = iter_sysstat_text(_lines(source, limits), source.name, c_locale=fmt == "sar_c",
-                                                     since_boot_skipped=no_since_boot)
+            text_source, samples = iter_sysstat_text(_line_batches(source, limits), source.name,
+                                                     c_locale=fmt == "sar_c", since_boot_skipped=no_since_boot,
+                                                     batched=True)
             collected = _collect(samples, info, names, cap, None)
             if text_source.kind != "unknown":
                 info.kind = f"{text_source.kind} text"
@@ -392,9 +404,7 @@ def _build_series(data: PerformanceData, raw: list, cap: int) -> None:
                 data.series[device] = series
             else:
                 existing.source = f"{existing.source}, {info.name}"
-                existing.samples = existing.samples + series.samples
-                existing.lines += series.lines
-                existing.segments += series.segments
+                existing.extend(series)
                 existing.raw_count += series.raw_count
                 existing.apparent_svctm |= series.apparent_svctm
                 existing.merged = max(existing.merged, series.merged)
@@ -408,12 +418,7 @@ def _build_series(data: PerformanceData, raw: list, cap: int) -> None:
             info.warnings.append(f"{info.name}: some devices' samples are also in {', '.join(sorted(duplicates_of))}, "
                                  f"read first; counted once")
     for series in data.series.values():
-        samples = series.samples
-        order = sorted(range(len(samples)), key=lambda i: (samples[i][0] if samples[i][0] == samples[i][0] else -1, i))
-        if order != list(range(len(samples))):
-            series.samples = [samples[i] for i in order]
-            series.lines = array("q", (series.lines[i] for i in order))
-            series.segments = array("q", (series.segments[i] for i in order))
+        series.sort_by_time()
         series.finish()
 
 

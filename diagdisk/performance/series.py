@@ -173,33 +173,30 @@ def merge(a: list[float], b: list[float]) -> list[float]:
 
 
 def _merge_rows(a, b):
-    """merge over rows: a[i] and b[i] merged for every i (numpy arrays of samples)."""
+    """merge over rows: a[i] and b[i] merged for every i (numpy arrays of samples), as whole
+    columns at once."""
     import numpy
 
-    out = numpy.empty_like(a)
     with numpy.errstate(all="ignore"):
-        wa = numpy.where(a[:, 1] > 0, a[:, 1], 1.0)    # NaN > 0 is False: no interval weighs 1
-        wb = numpy.where(b[:, 1] > 0, b[:, 1], 1.0)
-        total = wa + wb
+        wa = numpy.where(a[:, 1] > 0, a[:, 1], 1.0)[:, None]    # NaN > 0 is False: no interval weighs 1
+        wb = numpy.where(b[:, 1] > 0, b[:, 1], 1.0)[:, None]
+        out = (a * wa + b * wb) / (wa + wb)                      # averaged over time
+        weights = a[:, _REQUEST_WEIGHTS], b[:, _REQUEST_WEIGHTS]
+        nx = numpy.where(numpy.isnan(weights[0]), 0.0, weights[0] * wa)
+        ny = numpy.where(numpy.isnan(weights[1]), 0.0, weights[1] * wb)
+        x, y = a[:, _PER_REQUEST_COLUMNS], b[:, _PER_REQUEST_COLUMNS]
+        out[:, _PER_REQUEST_COLUMNS] = numpy.where(nx + ny > 0, (x * nx + y * ny) / (nx + ny), (x + y) / 2)
+        out = numpy.where(numpy.isnan(a), b, numpy.where(numpy.isnan(b), a, out))   # a value beats none
         out[:, 0] = b[:, 0]
         out[:, 1] = a[:, 1] + b[:, 1]
-        a_nan, b_nan = numpy.isnan(a), numpy.isnan(b)
-        for i in range(2, WIDTH):
-            x, y = a[:, i], b[:, i]
-            weight = _PER_REQUEST.get(FIELDS[i])
-            if weight is None:
-                both = (x * wa + y * wb) / total
-            else:
-                nx = numpy.where(a_nan[:, weight], 0.0, a[:, weight] * wa)
-                ny = numpy.where(b_nan[:, weight], 0.0, b[:, weight] * wb)
-                both = numpy.where(nx + ny > 0, (x * nx + y * ny) / (nx + ny), (x + y) / 2)
-            out[:, i] = numpy.where(a_nan[:, i], y, numpy.where(b_nan[:, i], x, both))
     return out
 
 
 # fields averaged per request, and the field that counts their requests
 _PER_REQUEST = {"await": INDEX["iops"], "svctm": INDEX["iops"], "areq_kb": INDEX["iops"], "r_await": INDEX["r_s"],
                 "w_await": INDEX["w_s"]}
+_PER_REQUEST_COLUMNS = [INDEX[name] for name in _PER_REQUEST]
+_REQUEST_WEIGHTS = list(_PER_REQUEST.values())
 
 
 class Series:
@@ -295,6 +292,31 @@ class Series:
         self.lines.frombytes(kept_lines)
         self.segments.frombytes(kept_segments)
         self.merged *= 2
+
+    def extend(self, other: "Series") -> None:
+        """`other`'s samples after this series' own (its lines and segments too)."""
+        self._data += other._data
+        self.lines += other.lines
+        self.segments += other.segments
+
+    def sort_by_time(self) -> None:
+        """Samples in time order (samples without a time first), stable: equal times keep their order."""
+        import numpy
+
+        count = len(self.lines)
+        data = numpy.frombuffer(self._data, dtype=numpy.float64).reshape(count, WIDTH)
+        times = data[:, INDEX["t"]]
+        order = numpy.argsort(numpy.where(numpy.isnan(times), -1.0, times), kind="stable")
+        if (order == numpy.arange(count)).all():
+            return
+        kept = data[order].copy()
+        lines = numpy.frombuffer(self.lines, dtype=numpy.int64)[order].tobytes()
+        segments = numpy.frombuffer(self.segments, dtype=numpy.int64)[order].tobytes()
+        del data, times   # views of the arrays being replaced
+        self._data, self.lines, self.segments = array("d"), array("q"), array("q")
+        self._data.frombytes(kept.tobytes())
+        self.lines.frombytes(lines)
+        self.segments.frombytes(segments)
 
     def finish(self) -> None:
         while len(self.lines) > self.cap:

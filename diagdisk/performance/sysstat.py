@@ -29,7 +29,8 @@ from itertools import islice
 from typing import Iterable, Iterator
 
 from . import blocks
-from .blocks import PLAIN_NUMBER, SampleBlock, missing_field, plain, plain_line, read_rows
+from .blocks import (PLAIN_NUMBER, FixedRows, SampleBlock, booleans_possible, fixed_decimals, fixed_rows, fixed_tokens,
+                     missing_field, plain, plain_line, read_rows, token_is)
 from .columns import COLUMNS, DEVICE_COLUMNS, IGNORED, SIZE_FIELDS, UNIT_TO_KB, era_of
 
 _TIME = re.compile(r"^(\d{1,2})[:.](\d{2})[:.](\d{2})$")
@@ -211,6 +212,20 @@ class _Layout:
         return tokens[self.device_index], values
 
 
+def _first_rows(codes, names: list[str], taken: int):
+    """(codes, names) of the first `taken` rows, names in order of first appearance among them."""
+    import numpy
+
+    if taken == len(codes):
+        return codes, names
+    codes = codes[:taken]
+    present, first = numpy.unique(codes, return_index=True)
+    order = present[numpy.argsort(first, kind="stable")]
+    rank = numpy.empty(len(names), dtype=numpy.int64)
+    rank[order] = numpy.arange(len(order))
+    return rank[codes], [names[code] for code in order.tolist()]
+
+
 def _plain_row(line: str, width: int, floats: list[int]) -> bool:
     """A row the C reader reads as str.split() and float() do: `width` fields, plain numbers."""
     if not plain_line(line):
@@ -233,13 +248,19 @@ def read_sysstat_text(lines: Iterable[str], name: str, c_locale: bool = False,
     return source, samples
 
 
-def iter_sysstat_text(lines: Iterable[str], name: str, c_locale: bool = False,
-                      since_boot_skipped: bool | None = None) -> tuple[TextSource, Iterator[RawSample | SampleBlock]]:
+def iter_sysstat_text(lines: Iterable, name: str, c_locale: bool = False, since_boot_skipped: bool | None = None,
+                      batched: bool = False) -> tuple[TextSource, Iterator[RawSample | SampleBlock]]:
     """Like read_sysstat_text, as a stream (memory does not grow with the text) of RawSamples and
     SampleBlocks (many rows as columns; raw_samples() turns them into RawSamples); the TextSource
-    is complete once the iterator is exhausted."""
+    is complete once the iterator is exhausted. `batched`: `lines` gives lists of lines."""
     reader = _TextReader(name, c_locale, since_boot_skipped)
-    return reader.source, reader.read(lines)
+    return reader.source, reader.read(lines if batched else _batches(lines))
+
+
+def _batches(lines: Iterable[str]) -> Iterator[list[str]]:
+    iterator = iter(lines)
+    while batch := list(islice(iterator, blocks.MAX_ROWS)):
+        yield batch
 
 
 def raw_samples(items: Iterable[RawSample | SampleBlock]) -> Iterator[RawSample]:
@@ -293,9 +314,9 @@ class _TextReader:
         self.missed_blocks = 0
 
     # ---- the whole text
-    def read(self, lines: Iterable[str]) -> Iterator[RawSample | SampleBlock]:
-        iterator, first = iter(lines), 1
-        while batch := list(islice(iterator, blocks.MAX_ROWS)):
+    def read(self, batches: Iterable[list[str]]) -> Iterator[RawSample | SampleBlock]:
+        first = 1
+        for batch in batches:
             yield from self._batch(batch, first)
             first += len(batch)
         yield from self._flush_report()
@@ -490,6 +511,103 @@ class _TextReader:
     def _sar_rows(self, rows: list[str], first_number: int) -> SampleBlock | None:
         """The leading rows that read as rows of the current disk header, as a block."""
         import numpy
+
+        layout, used = self.layout, self.row_clock_tokens
+        width = used + len(layout.columns)
+        parsed = None
+        # sysstat's rows are fixed-width: the rows as long as the first are read as a byte matrix
+        lengths = numpy.fromiter(map(len, rows), dtype=numpy.int64, count=len(rows))
+        longer = numpy.flatnonzero(lengths != lengths[0])
+        same = rows[:longer[0]] if len(longer) else rows
+        if len(same) >= self.min_block_rows and (text := "\n".join(same)).isascii() and plain(data := text.encode("ascii")):
+            fixed = fixed_rows(data, len(same), width)
+            if fixed is not None and fixed.bounds[0] == (0, 8):
+                parsed = self._fixed_sar_rows(fixed)
+                if parsed is not None and parsed[0][:self.min_block_rows].any():
+                    parsed = None   # the first rows are not fixed-width after all: let pandas try them
+        if parsed is None and (text := "\n".join(rows)).isascii() and plain(data := text.encode("ascii")):
+            parsed = self._pandas_sar_rows(data, rows)
+        if parsed is None:
+            # read the rows before the first that keeps them from being read as a block
+            floats = sorted({used + index for index, _, _ in layout.read})
+            fit = 0
+            while fit < len(rows) and _plain_row(rows[fit], width, floats):
+                fit += 1
+            if fit < self.min_block_rows:
+                return None
+            rows = rows[:fit]
+            parsed = self._pandas_sar_rows("\n".join(rows).encode("ascii"), rows)
+            if parsed is None:
+                return None
+        bad, seconds, devices, values = parsed
+        taken = int(numpy.argmax(bad)) if bad.any() else len(bad)
+        if taken == 0:
+            return None
+        seconds = seconds[:taken]
+        device_codes, device_names = devices(taken)
+        values = {name: column[:taken] for name, column in values.items()}
+        # _advance_day, row after row: a clock more than an hour behind the previous one is the next day
+        if self.day is not None:
+            passed_midnight = numpy.empty(taken, dtype=bool)
+            passed_midnight[1:] = seconds[1:] < seconds[:-1] - 3600
+            passed_midnight[0] = self.previous_clock is not None and seconds[0] < self.previous_clock - 3600
+            days = numpy.cumsum(passed_midnight)
+            t = (self.day_start + 86400.0 * days) + seconds   # whole seconds: exact, as day_start + seconds is
+            self.day += timedelta(days=int(days[-1]))
+        else:
+            t = seconds.astype(numpy.float64)
+        self.previous_clock = int(seconds[-1])
+        return SampleBlock(devices=device_names, codes=device_codes, t=t, interval=None, values=values,
+                           lines=first_number + numpy.arange(taken, dtype=numpy.int64), segment=self.segment)
+
+    def _fixed_sar_rows(self, fixed: FixedRows):
+        """(bad rows, seconds, devices, values) of fixed-width rows whose clock is HH:MM:SS."""
+        import numpy
+
+        layout, used, matrix = self.layout, self.row_clock_tokens, fixed.matrix
+
+        def field(index: int):
+            start, end = fixed.bounds[index]
+            return matrix[:, start:end]
+
+        bad = fixed.bad.copy()
+        # the clock as parse_clock reads it: HH:MM:SS (either separator may be a dot), 12-hour with AM/PM
+        clock = matrix[:, 0:8]
+        digits = (clock[:, [0, 1, 3, 4, 6, 7]] - ord("0")).astype(numpy.int64)
+        bad |= (digits > 9).any(axis=1)
+        bad |= ~numpy.isin(clock[:, [2, 5]], (ord(":"), ord("."))).all(axis=1)
+        hour, minute, second = digits[:, 0] * 10 + digits[:, 1], digits[:, 2] * 10 + digits[:, 3], digits[:, 4] * 10 + digits[:, 5]
+        device_codes, device_names = fixed_tokens(field(used + layout.device_index))
+        if used == 2:
+            offset = numpy.full(len(bad), -1)
+            for word, hours in _AMPM.items():
+                offset[token_is(field(1), word)] = hours
+            bad |= offset < 0
+            hour = hour % 12 + offset
+        elif layout.device_index == 0:
+            # a device named like AM/PM would make its rows read as 12-hour ones
+            named_ampm = [code for code, name in enumerate(device_names) if name in _AMPM]
+            if named_ampm:
+                bad |= numpy.isin(device_codes, named_ampm)
+        elif 0 not in {index for index, _, _ in layout.read}:
+            for word in _AMPM:
+                bad |= token_is(field(1), word)   # would be read as a 12-hour clock
+        bad |= (hour > 23) | (minute > 59) | (second > 60)
+        seconds = hour * 3600 + minute * 60 + second
+        decimals = fixed_decimals(matrix, [fixed.bounds[used + index] for index, _, _ in layout.read])
+        if decimals is None:
+            return None
+        columns, wrong = decimals
+        bad |= wrong
+        values = {}
+        for (_, name, factor), column in zip(layout.read, columns):
+            values[name] = column * factor
+        return bad, seconds, lambda taken: _first_rows(device_codes, device_names, taken), values
+
+    def _pandas_sar_rows(self, data: bytes, rows: list[str]):
+        """(bad rows, seconds, devices, values) of rows read by pandas' C reader; None when it cannot
+        read them all."""
+        import numpy
         import pandas
 
         layout, used = self.layout, self.row_clock_tokens
@@ -497,22 +615,9 @@ class _TextReader:
         floats = sorted({used + index for index, _, _ in layout.read})
         device_column = used + layout.device_index
         texts = sorted({0, device_column} | ({1} if used == 2 else set()))
-        frame = None
-        text = "\n".join(rows)
-        if text.isascii() and plain(data := text.encode("ascii")):
-            frame = read_rows(data, width, r"\s+", floats, texts)
-        if frame is None or len(frame) != len(rows):
-            # read the rows before the first that keeps them from being read as a block
-            fit = 0
-            while fit < len(rows) and _plain_row(rows[fit], width, floats):
-                fit += 1
-            if fit < self.min_block_rows:
-                return None
-            rows = rows[:fit]
-            frame = read_rows("\n".join(rows).encode("ascii"), width, r"\s+", floats, texts)
-            if frame is None or len(frame) != len(rows):
-                return None
-        count = len(frame)
+        frame = read_rows(data, width, r"\s+", floats, texts)
+        if frame is None or len(frame) != len(rows) or booleans_possible(frame, floats, rows[0]):
+            return None
         bad = missing_field(frame, skip=set(floats))
         for index in floats:
             bad |= ~numpy.isfinite(frame[index].to_numpy())
@@ -532,27 +637,16 @@ class _TextReader:
                                  dtype=numpy.int64)
         seconds = seconds_of[clock_codes]
         bad |= seconds < 0
-        taken = int(numpy.argmax(bad)) if bad.any() else count
-        if taken == 0:
-            return None
-        seconds = seconds[:taken]
-        device_codes, devices = pandas.factorize(frame[device_column].to_numpy(dtype=object)[:taken])
         values = {}
         for index, name, factor in layout.read:
-            values[name] = frame[used + index].to_numpy(dtype=numpy.float64)[:taken] * factor
-        # _advance_day, row after row: a clock more than an hour behind the previous one is the next day
-        if self.day is not None:
-            passed_midnight = numpy.empty(taken, dtype=bool)
-            passed_midnight[1:] = seconds[1:] < seconds[:-1] - 3600
-            passed_midnight[0] = self.previous_clock is not None and seconds[0] < self.previous_clock - 3600
-            days = numpy.cumsum(passed_midnight)
-            t = (self.day_start + 86400.0 * days) + seconds   # whole seconds: exact, as day_start + seconds is
-            self.day += timedelta(days=int(days[-1]))
-        else:
-            t = seconds.astype(numpy.float64)
-        self.previous_clock = int(seconds[-1])
-        return SampleBlock(devices=devices.tolist(), codes=device_codes, t=t, interval=None, values=values,
-                           lines=first_number + numpy.arange(taken, dtype=numpy.int64), segment=self.segment)
+            values[name] = frame[used + index].to_numpy(dtype=numpy.float64) * factor
+        names = frame[device_column].to_numpy(dtype=object)
+
+        def devices(taken: int):
+            codes, uniques = pandas.factorize(names[:taken])
+            return codes, uniques.tolist()
+
+        return bad, seconds, devices, values
 
     def _advance_day(self, seconds: int) -> None:
         """A clock that goes back by more than an hour has passed midnight."""

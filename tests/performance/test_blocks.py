@@ -74,7 +74,8 @@ HEADERS = [
     ["DEV", "r/s", "w/s", "rkB/s", "wkB/s", "rareq-sz", "wareq-sz", "r_await", "w_await", "%rrqm", "%util"],
 ]
 ODD_VALUES = ["1,5", "True", "false", "nan", "NaN", "inf", "-inf", "1_000", "-0", "-0.00", "+7", "1e5", "1E-3", ".5",
-              "5.", "2.0M", "35.5%", "0x10", "", "-", "1e999", "１", "1.2.3"]
+              "5.", "2.0M", "35.5%", "0x10", "", "-", "1e999", "１", "1.2.3", "-12.50", ".50", "12.5", "00012.00",
+              "1234567890123456", "123456789012.25", "9.", "1-2", "--1", "1.-2", " 1.00", "1 .00"]
 ODD_NAMES = ["sd\u00e4", "dev\u00a0x", "AM", "PM", "p.m.", "tps", "\"quoted", "a,b", "True", "nan", "x\x1fy", "12:00:00",
              "Average:", "NA", "-"]
 
@@ -90,6 +91,7 @@ def generated_sar(seed: int, rows: int = 400) -> list[str]:
     """sar -d text with every kind of line that has to end a block, at random."""
     rng = random.Random(seed)
     twelve = rng.random() < 0.3
+    padded = rng.random() < 0.7      # sysstat's fixed-width columns, or one space between values
     header = rng.choice(HEADERS)
     devices = [f"dev8-{16 * i}" for i in range(rng.randint(1, 6))]
     date = rng.choice(["03/19/2024", "19/03/24", "19.03.2024", "2024-03-19"])
@@ -107,7 +109,7 @@ def generated_sar(seed: int, rows: int = 400) -> list[str]:
             device = rng.choice(ODD_NAMES)
         values[header.index("DEV")] = device
         separator = "\t" if rng.random() < 0.02 else " "
-        text = f"{clock(second, twelve)} " + separator.join(f"{v:>9}" for v in values)
+        text = f"{clock(second, twelve)} " + separator.join(f"{v:>9}" if padded else v for v in values)
         if rng.random() < 0.01:
             text += " extra"
         if rng.random() < 0.01:
@@ -140,13 +142,31 @@ def generated_sar(seed: int, rows: int = 400) -> list[str]:
     return lines
 
 
-@pytest.mark.parametrize("seed", range(40))
+@pytest.mark.parametrize("seed", range(60))
 def test_generated_sar_reads_the_same_by_block(seed, monkeypatch):
     lines = generated_sar(seed)
     expected = read(sysstat, lines, f"sar{seed % 28 + 1:02d}", monkeypatch, BY_LINE)
     for setting in ((1, 8192), (3, 7), (16, 50)):
         got = read(sysstat, lines, f"sar{seed % 28 + 1:02d}", monkeypatch, setting)
         assert got[:2] == expected[:2], setting
+
+
+def test_fixed_width_and_pandas_blocks_are_both_tried(monkeypatch):
+    calls = {"fixed": 0, "pandas": 0}
+    fixed, pandas_rows = blocks.fixed_rows, blocks.read_rows
+
+    def count(name, function):
+        def counted(*args, **kwargs):
+            calls[name] += 1
+            return function(*args, **kwargs)
+        return counted
+
+    import diagdisk.performance.sysstat as sysstat_module
+    monkeypatch.setattr(sysstat_module, "fixed_rows", count("fixed", fixed))
+    monkeypatch.setattr(sysstat_module, "read_rows", count("pandas", pandas_rows))
+    for seed in range(20):
+        read(sysstat, generated_sar(seed), "sar19", monkeypatch, (8, 8192))
+    assert calls["fixed"] > 20 and calls["pandas"] > 20
 
 
 def test_a_plain_sar_file_is_read_in_blocks(monkeypatch):
