@@ -217,8 +217,9 @@ def _collect(samples, info: PerfSource, names: Names, cap: int, interval: float 
                 steps.append(t - previous)
             last_t[device] = t
     info.interval = info.interval or (sorted(steps)[len(steps) // 2] if steps else None)
-    if info.interval:
-        for series in collected.series.values():
+    for series in collected.series.values():
+        series.close()
+        if info.interval:
             series.fill_interval(info.interval)
     return collected
 
@@ -385,6 +386,8 @@ def _binary(source, names: Names, limits: Limits, run_sadf: bool, raw: list, cap
 def _build_series(data: PerformanceData, raw: list, cap: int) -> None:
     """Each device's samples from the best source that has them; later copies of the same times
     are duplicates. A source gives a device its samples when their time span is not already covered."""
+    import numpy
+
     covered: dict[str, list[tuple[float, float, str]]] = {}
     for index, (info, collected) in enumerate(raw):
         taken = False
@@ -399,7 +402,7 @@ def _build_series(data: PerformanceData, raw: list, cap: int) -> None:
                     continue
             if existing is not None and span is None:
                 continue   # since-boot figures add nothing to a device that has interval samples
-            series.segments = array("q", (index * 10_000 + segment for segment in series.segments))
+            series.segments = array("q", (numpy.frombuffer(series.segments, dtype=numpy.int64) + index * 10_000).tobytes())
             if existing is None:
                 data.series[device] = series
             else:

@@ -7,7 +7,12 @@ quotient is computed and called the apparent service time.
 
 A series keeps at most `cap` samples: past that, neighbouring samples are merged two by two
 (rates and utilisation averaged over time, await over requests, request size over kB), so a month
-of 1-second data holds as much memory as an hour and the merged samples stay exact averages.
+of 1-second data holds as much memory as an hour and the merged samples stay exact averages. The
+decimation is uniform: each kept sample stands for the same number of raw samples (`merged`, a
+power of two; only the last sample before a restart or the end may stand for fewer), because new
+samples are merged in groups of that size before they are kept, as a binary counter holds a
+partial sum. Each kept sample knows how many raw samples it stands for, so a source that gives no
+interval (sar text) still weighs them right.
 
 Large sources arrive a block of rows at a time (performance.blocks): normalise_block and
 Series.add_block do over numpy columns, operation for operation, what normalise and add do for one
@@ -134,10 +139,11 @@ def normalise_block(values: dict, t, interval):
     return out, apparent
 
 
-def merge(a: list[float], b: list[float]) -> list[float]:
-    """Two neighbouring samples as one: the exact average over both intervals."""
-    wa = a[1] if a[1] == a[1] and a[1] > 0 else 1.0
-    wb = b[1] if b[1] == b[1] and b[1] > 0 else 1.0
+def merge(a: list[float], b: list[float], a_count: float = 1.0, b_count: float = 1.0) -> list[float]:
+    """Two neighbouring samples as one: the exact average over both intervals. Without an interval,
+    a sample weighs as many as the raw samples it stands for (`a_count`, `b_count`)."""
+    wa = a[1] if a[1] == a[1] and a[1] > 0 else a_count
+    wb = b[1] if b[1] == b[1] and b[1] > 0 else b_count
     total = wa + wb
 
     def timed(i: int) -> float:
@@ -172,14 +178,14 @@ def merge(a: list[float], b: list[float]) -> list[float]:
     return out
 
 
-def _merge_rows(a, b):
-    """merge over rows: a[i] and b[i] merged for every i (numpy arrays of samples), as whole
-    columns at once."""
+def _merge_rows(a, b, a_count=1.0, b_count=1.0):
+    """merge over rows: a[i] and b[i] merged for every i (numpy arrays of samples, counts as
+    numbers or arrays), as whole columns at once."""
     import numpy
 
     with numpy.errstate(all="ignore"):
-        wa = numpy.where(a[:, 1] > 0, a[:, 1], 1.0)[:, None]    # NaN > 0 is False: no interval weighs 1
-        wb = numpy.where(b[:, 1] > 0, b[:, 1], 1.0)[:, None]
+        wa = numpy.where(a[:, 1] > 0, a[:, 1], a_count)[:, None]    # NaN > 0 is False
+        wb = numpy.where(b[:, 1] > 0, b[:, 1], b_count)[:, None]
         out = (a * wa + b * wb) / (wa + wb)                      # averaged over time
         weights = a[:, _REQUEST_WEIGHTS], b[:, _REQUEST_WEIGHTS]
         nx = numpy.where(numpy.isnan(weights[0]), 0.0, weights[0] * wa)
@@ -190,6 +196,18 @@ def _merge_rows(a, b):
         out[:, 0] = b[:, 0]
         out[:, 1] = a[:, 1] + b[:, 1]
     return out
+
+
+def _tree(rows, size: int):
+    """Each run of `size` rows (a power of two) merged as a balanced binary tree: neighbours two by
+    two, then those two by two. Rows of a tree stand for equal numbers of samples."""
+    width = rows.shape[1]
+    groups, count = rows.reshape(-1, size, width), 1.0
+    while groups.shape[1] > 1:
+        groups = _merge_rows(groups[:, 0::2].reshape(-1, width), groups[:, 1::2].reshape(-1, width),
+                             count, count).reshape(len(groups), -1, width)
+        count *= 2
+    return groups[:, 0]
 
 
 # fields averaged per request, and the field that counts their requests
@@ -204,7 +222,8 @@ class Series:
 
     Samples are stored flat in an array of doubles (FIELDS after FIELDS), eight bytes a value
     instead of a Python float object each: 200 devices at the cap hold a few tens of MB.
-    `samples` gives them as lists (a copy); assign to it to replace them.
+    `samples` gives them as lists (a copy). `counts` says how many raw samples each stands for.
+    Samples still being grouped (fewer than `merged`) wait in `pending` until close() or finish().
     """
 
     def __init__(self, device: str, source: str, cap: int = DEFAULT_CAP):
@@ -214,12 +233,17 @@ class Series:
         self._data = array("d")
         self.lines = array("q")          # the source line of each sample (its first)
         self.segments = array("q")       # restarts cut segments
+        self.counts = array("q")         # raw samples each kept sample stands for
         self.apparent_svctm = False
         self.merged = 1                  # raw samples per kept sample (a power of two)
         self.raw_count = 0
+        # the group being filled: (level, sample, first line) with 2**level raw samples each, levels
+        # falling from left to right like the bits of the number of samples in the group so far
+        self.pending: list[tuple[int, list[float], int]] = []
+        self.segment: int | None = None  # the segment samples are being added to
 
     def __len__(self) -> int:
-        return len(self._data) // WIDTH
+        return len(self.lines)
 
     @property
     def samples(self) -> list[list[float]]:
@@ -230,79 +254,173 @@ class Series:
     @samples.setter
     def samples(self, values: list[list[float]]) -> None:
         self._data = array("d", (v for sample in values for v in sample))
+        self.counts = array("q", [1] * len(values))
 
+    # ---- adding
     def add(self, sample: list[float], line: int, segment: int) -> None:
-        self._data.extend(sample)
-        self.lines.append(line)
-        self.segments.append(segment)
+        if segment != self.segment:
+            self.close()
+            self.segment = segment
+        node = (0, sample, line)
+        while self.pending and self.pending[-1][0] == node[0]:
+            level, earlier, first_line = self.pending.pop()
+            node = (level + 1, merge(earlier, node[1], 2 ** level, 2 ** level), first_line)
         self.raw_count += 1
-        if len(self.lines) > 2 * self.cap:
-            self._halve()
+        if 2 ** node[0] == self.merged:
+            self._keep(node[1], node[2], self.merged)
+        else:
+            self.pending.append(node)
 
     def add_block(self, samples, lines, segment: int) -> None:
         """add() for each row of `samples` (an (n, WIDTH) numpy array) in order, with its line in
-        `lines`: the series halves at the same points as it would one sample at a time."""
+        `lines`: the same merges in the same order, whole groups at a time."""
         import numpy
 
+        if segment != self.segment:
+            self.close()
+            self.segment = segment
+        samples = numpy.asarray(samples, dtype=numpy.float64)
         done, count = 0, len(samples)
         while done < count:
-            # add() halves as soon as the series holds 2 x cap + 1 samples
-            room = max(1, 2 * self.cap + 1 - len(self.lines))
-            part = slice(done, min(count, done + room))
-            self._data.frombytes(numpy.ascontiguousarray(samples[part], dtype=numpy.float64).tobytes())
-            self.lines.frombytes(numpy.ascontiguousarray(lines[part], dtype=numpy.int64).tobytes())
-            self.segments.frombytes(numpy.full(part.stop - part.start, segment, dtype=numpy.int64).tobytes())
-            self.raw_count += part.stop - part.start
-            done = part.stop
-            if len(self.lines) > 2 * self.cap:
-                self._halve()
+            # the group being filled: bring its last (smallest) node a neighbour of the same size
+            while self.pending and count - done >= 2 ** self.pending[-1][0]:
+                size = 2 ** self.pending[-1][0]
+                node = (self.pending[-1][0], _tree(samples[done:done + size], size)[0].tolist(), int(lines[done]))
+                done += size
+                while self.pending and self.pending[-1][0] == node[0]:
+                    level, earlier, first_line = self.pending.pop()
+                    node = (level + 1, merge(earlier, node[1], 2 ** level, 2 ** level), first_line)
+                if 2 ** node[0] == self.merged:
+                    self._keep(node[1], node[2], self.merged)
+                    break
+                self.pending.append(node)
+            if self.pending:
+                if count - done < 2 ** self.pending[-1][0]:
+                    break
+                continue   # a halving made the group larger
+            # whole groups, as many as fit before the series must halve
+            size = self.merged
+            groups = min((count - done) // size, max(1, 2 * self.cap + 1 - len(self.lines)))
+            if groups == 0:
+                break
+            stop = done + groups * size
+            self._keep_rows(_tree(samples[done:stop], size), lines[done:stop:size], size)
+            done = stop
+        # the rest starts a group: its bits from the highest
+        left = count - done
+        for level in range(left.bit_length() - 1, -1, -1):
+            if left & (1 << level):
+                size = 1 << level
+                self.pending.append((level, _tree(samples[done:done + size], size)[0].tolist(), int(lines[done])))
+                done += size
+        self.raw_count += count
 
-    def fill_interval(self, seconds: float) -> None:
-        """Samples that came without their interval get `seconds` (times the samples merged)."""
+    def close(self) -> None:
+        """The group being filled kept as it is (a restart, or the end of the source): its samples
+        merged from the oldest, each weighed by the raw samples it stands for."""
+        if not self.pending:
+            return
+        level, sample, line = self.pending[0]
+        count = 2 ** level
+        for other_level, other, _ in self.pending[1:]:
+            sample = merge(sample, other, count, 2 ** other_level)
+            count += 2 ** other_level
+        self.pending = []
+        self._keep(sample, line, count, growing=False)
+
+    def _keep(self, sample: list[float], line: int, count: int, growing: bool = True) -> None:
+        self._data.extend(sample)
+        self.lines.append(line)
+        self.segments.append(self.segment)
+        self.counts.append(count)
+        if len(self.lines) > 2 * self.cap:
+            self._halve("growing" if growing else "closed")
+
+    def _keep_rows(self, rows, lines, count: int) -> None:
         import numpy
 
-        column = numpy.frombuffer(self._data, dtype=numpy.float64)[INDEX["interval"]::WIDTH]
-        missing = numpy.isnan(column)
-        if missing.any():
-            column[missing] = seconds * self.merged
-        del column   # a view of _data: released before _data can grow again
+        self._data.frombytes(numpy.ascontiguousarray(rows).tobytes())
+        self.lines.frombytes(numpy.asarray(lines, dtype=numpy.int64).tobytes())
+        self.segments.frombytes(numpy.full(len(rows), self.segment, dtype=numpy.int64).tobytes())
+        self.counts.frombytes(numpy.full(len(rows), count, dtype=numpy.int64).tobytes())
+        if len(self.lines) > 2 * self.cap:
+            self._halve("growing")
 
-    def _halve(self) -> None:
+    # ---- bounding
+    def _halve(self, mode: str) -> None:
         """Neighbours merged two by two, never across a segment (a restart): from the start of each
-        run of one segment, samples pair up; an odd one out at the end of a run stays as it is."""
+        run of one segment, samples pair up; an odd one out at the end of a run stays as it is.
+        `mode`: "growing" while samples are added to the last run: its odd one out goes back to the
+        group being filled, so that every kept sample there stays the merge of `merged` raw samples,
+        and groups double; "closed" when no run grows (groups stay); "final" at the end (groups
+        double, as the last run's samples did)."""
         import numpy
 
         count = len(self.lines)
         data = numpy.frombuffer(self._data, dtype=numpy.float64).reshape(count, WIDTH)
         segments = numpy.frombuffer(self.segments, dtype=numpy.int64)
         lines = numpy.frombuffer(self.lines, dtype=numpy.int64)
+        counts = numpy.frombuffer(self.counts, dtype=numpy.int64)
         positions = numpy.arange(count)
         run_start = numpy.ones(count, dtype=bool)
         run_start[1:] = segments[1:] != segments[:-1]
-        in_run = positions - numpy.maximum.accumulate(numpy.where(run_start, positions, 0))
+        starts = numpy.maximum.accumulate(numpy.where(run_start, positions, 0))
+        in_run = positions - starts
         leaders = numpy.flatnonzero(in_run % 2 == 0)
         paired = leaders[leaders + 1 < count]
         paired = paired[segments[paired] == segments[paired + 1]]
+        if mode == "final":
+            self.merged *= 2
+        if not len(paired):
+            return
+        last_run = count - starts[-1]
+        open_run = mode == "growing" and not self.pending and segments[-1] == self.segment and last_run >= 2
+        give_back = open_run and last_run % 2 == 1     # the odd one out of the run being filled
+        if give_back:
+            leaders = leaders[:-1]
         kept = data[leaders].copy()
-        kept[numpy.searchsorted(leaders, paired)] = _merge_rows(data[paired], data[paired + 1])
+        where = numpy.searchsorted(leaders, paired)
+        kept[where] = _merge_rows(data[paired], data[paired + 1], counts[paired].astype(numpy.float64),
+                                  counts[paired + 1].astype(numpy.float64))
+        kept_counts = counts[leaders].copy()
+        kept_counts[where] += counts[paired + 1]
         kept_lines, kept_segments = lines[leaders].tobytes(), segments[leaders].tobytes()
-        del data, segments, lines   # views of the arrays being replaced
-        self._data, self.lines, self.segments = array("d"), array("q"), array("q")
+        if give_back:
+            self.pending = [(self.merged.bit_length() - 1, data[-1].tolist(), int(lines[-1]))]
+        if open_run:
+            self.merged *= 2
+        del data, segments, lines, counts   # views of the arrays being replaced
+        self._data, self.lines, self.segments, self.counts = array("d"), array("q"), array("q"), array("q")
         self._data.frombytes(kept.tobytes())
         self.lines.frombytes(kept_lines)
         self.segments.frombytes(kept_segments)
-        self.merged *= 2
+        self.counts.frombytes(kept_counts.tobytes())
+
+    def fill_interval(self, seconds: float) -> None:
+        """Samples that came without their interval get `seconds` times the raw samples they stand for."""
+        import numpy
+
+        self.close()
+        column = numpy.frombuffer(self._data, dtype=numpy.float64)[INDEX["interval"]::WIDTH]
+        missing = numpy.isnan(column)
+        if missing.any():
+            column[missing] = seconds * numpy.frombuffer(self.counts, dtype=numpy.int64)[missing]
+        del column   # a view of _data: released before _data can grow again
 
     def extend(self, other: "Series") -> None:
-        """`other`'s samples after this series' own (its lines and segments too)."""
+        """`other`'s samples after this series' own (its lines, segments and counts too)."""
+        self.close()
+        other.close()
         self._data += other._data
         self.lines += other.lines
         self.segments += other.segments
+        self.counts += other.counts
 
     def sort_by_time(self) -> None:
         """Samples in time order (samples without a time first), stable: equal times keep their order."""
         import numpy
 
+        self.close()
         count = len(self.lines)
         data = numpy.frombuffer(self._data, dtype=numpy.float64).reshape(count, WIDTH)
         times = data[:, INDEX["t"]]
@@ -310,17 +428,18 @@ class Series:
         if (order == numpy.arange(count)).all():
             return
         kept = data[order].copy()
-        lines = numpy.frombuffer(self.lines, dtype=numpy.int64)[order].tobytes()
-        segments = numpy.frombuffer(self.segments, dtype=numpy.int64)[order].tobytes()
+        moved = [numpy.frombuffer(values, dtype=numpy.int64)[order].tobytes()
+                 for values in (self.lines, self.segments, self.counts)]
         del data, times   # views of the arrays being replaced
-        self._data, self.lines, self.segments = array("d"), array("q"), array("q")
+        self._data, self.lines, self.segments, self.counts = array("d"), array("q"), array("q"), array("q")
         self._data.frombytes(kept.tobytes())
-        self.lines.frombytes(lines)
-        self.segments.frombytes(segments)
+        for values, raw in zip((self.lines, self.segments, self.counts), moved):
+            values.frombytes(raw)
 
     def finish(self) -> None:
+        self.close()
         while len(self.lines) > self.cap:
             before = len(self.lines)
-            self._halve()
+            self._halve("final")
             if len(self.lines) == before:
                 break   # every neighbour is in another segment: nothing more to merge

@@ -7,7 +7,7 @@ import struct
 import numpy
 import pytest
 
-from diagdisk.performance.series import FIELDS, WIDTH, Series, _merge_rows, merge, normalise, normalise_block
+from diagdisk.performance.series import FIELDS, WIDTH, Series, _merge_rows, _tree, merge, normalise, normalise_block
 
 I = {name: i for i, name in enumerate(FIELDS)}
 
@@ -114,3 +114,69 @@ def test_a_series_that_cannot_merge_keeps_every_sample():
         series.add_block(numpy.ones((1, WIDTH)), numpy.array([10 + segment]), segment)
     series.finish()
     assert list(series.segments) == [0, 1, 2, 3] and series.raw_count == 8
+
+
+# ---------------------------------------------------------------- long series: uniform, exact, bounded
+
+def one_second(t, util):
+    """A sar sample: sar text carries no interval (it is filled in from the steps at the end)."""
+    return normalise({"tps": 100.0, "rkb_s": 400.0, "wkb_s": 0.0, "await": 2.0, "util": util, "aqu": 0.2}, t, None)[0]
+
+
+def test_a_long_series_keeps_every_sample_the_same_weight():
+    series = Series("sda", "s", cap=8)
+    raw = [float(t % 7) for t in range(1000)]
+    for t, util in enumerate(raw):
+        series.add(one_second(t, util), t + 1, 0)
+    series.fill_interval(1.0)
+    series.finish()
+    samples = series.samples
+    intervals = [s[I["interval"]] for s in samples]
+    assert sum(intervals) == 1000 and len(samples) <= 8
+    # every sample but the last stands for the same number of seconds: the newest are not finer
+    assert len(set(intervals[:-1])) == 1 and intervals[0] == series.merged
+    start = 0
+    for s in samples:
+        width = int(s[I["interval"]])
+        assert s[I["util"]] == pytest.approx(sum(raw[start:start + width]) / width)
+        assert s[I["t"]] == start + width - 1
+        start += width
+
+
+def test_a_month_of_one_second_samples_stays_bounded():
+    series = Series("sda", "s")
+    block = numpy.array([one_second(t, 50.0) for t in range(86400)])
+    for day in range(30):
+        block[:, I["t"]] = numpy.arange(86400) + day * 86400
+        series.add_block(block, numpy.arange(86400) + day * 86400, 0)
+    series.fill_interval(1.0)
+    series.finish()
+    assert len(series.samples) <= 1024 and series.raw_count == 30 * 86400
+    assert sum(s[I["interval"]] for s in series.samples) == 30 * 86400
+    assert series.merged <= 4096
+
+
+@pytest.mark.parametrize("by_block", [False, True])
+def test_each_kept_sample_is_the_merge_tree_of_its_group(by_block):
+    """However the samples arrive, kept sample i is the balanced merge of raw samples
+    [i x merged, (i + 1) x merged): aligned groups, all the same size."""
+    rng = random.Random(5)
+    raw = numpy.array([one_second(t, rng.random() * 100) for t in range(3000)])
+    raw[:, I["iops"]] = [rng.random() * 500 for _ in range(3000)]
+    series = Series("sda", "s", cap=16)
+    done = 0
+    while done < len(raw):
+        size = rng.choice([1, 3, 7, 64, 200]) if by_block else 1
+        part = raw[done:done + size]
+        if by_block:
+            series.add_block(part, numpy.arange(done, done + len(part)), 0)
+        else:
+            series.add(part[0].tolist(), done, 0)
+        done += len(part)
+    size = series.merged
+    kept = series.samples
+    full = len(raw) // size
+    assert len(kept) == full and 16 < full <= 32 and len(series.pending) == bin(len(raw) % size).count("1")
+    expected = _tree(raw[:full * size], size).tolist()
+    assert [[bits(v) for v in s] for s in kept] == [[bits(v) for v in s] for s in expected]
+    assert list(series.lines) == list(range(0, full * size, size)) and set(series.counts) == {size}
