@@ -29,7 +29,7 @@ from .kernel import (Names, QueueSettings, queue_file_of, queue_value, read_bloc
                      read_partitions, read_pressure)
 from .blocks import SampleBlock
 from .sadf import SadfError, iter_sadf_csv, read_sadf_json, read_sadf_xml
-from .series import DEFAULT_CAP, INDEX, Series, normalise, normalise_block
+from .series import DEFAULT_CAP, INDEX, Series, add_blocks, normalise, normalise_block
 from .sysstat import TextSource, iter_sysstat_text
 
 # source formats (diagdisk.inputs.sources) this stage reads; in the order copies of one day are preferred
@@ -263,19 +263,32 @@ def _collect_block(block: SampleBlock, collected: _Collected, resolved: dict, st
         with numpy.errstate(invalid="ignore"):
             stepped = numpy.flatnonzero(t > before)[:STEPS_KEPT - len(steps)]
         steps.extend((t[stepped] - before[stepped]).tolist())
+    # devices whose series are in one state and have as many rows take them together (add_blocks)
+    normal, lines, times = normal[rows], block.lines[rows], t[rows]
+    sizes = numpy.diff(bounds).tolist()
+    together: dict[tuple, list[int]] = {}
     for index, device in enumerate(devices):
-        mine = rows[bounds[index]:bounds[index + 1]]
         series = collected.series.get(device)
         if series is None:
             series = collected.series[device] = Series(device, info.name, cap=cap)
         series.apparent_svctm |= apparent
-        series.add_block(normal[mine], block.lines[mine], block.segment)
-        times = t[mine]
-        low, high = float(times.min()), float(times.max())
+        together.setdefault((sizes[index], series.state()), []).append(index)
+    for (size, _), members in together.items():
+        if len(members) == len(devices):
+            stacked, stacked_lines = normal.reshape(len(devices), size, -1), lines.reshape(len(devices), size)
+        else:
+            stacked = numpy.stack([normal[bounds[i]:bounds[i + 1]] for i in members])
+            stacked_lines = numpy.stack([lines[bounds[i]:bounds[i + 1]] for i in members])
+        add_blocks([collected.series[devices[i]] for i in members], stacked, stacked_lines, block.segment)
+    lows = numpy.minimum.reduceat(times, bounds[:-1]).tolist()
+    highs = numpy.maximum.reduceat(times, bounds[:-1]).tolist()
+    lasts = times[bounds[1:] - 1].tolist()
+    for index, device in enumerate(devices):
+        low, high = lows[index], highs[index]
         if device in collected.spans:
             low, high = min(collected.spans[device][0], low), max(collected.spans[device][1], high)
         collected.spans[device] = (low, high)
-        last_t[device] = float(times[-1])
+        last_t[device] = lasts[index]
     collected.count += len(t)
 
 

@@ -241,6 +241,7 @@ class Series:
         # falling from left to right like the bits of the number of samples in the group so far
         self.pending: list[tuple[int, list[float], int]] = []
         self.segment: int | None = None  # the segment samples are being added to
+        self.halvings = 0
 
     def __len__(self) -> int:
         return len(self.lines)
@@ -276,44 +277,13 @@ class Series:
         `lines`: the same merges in the same order, whole groups at a time."""
         import numpy
 
-        if segment != self.segment:
-            self.close()
-            self.segment = segment
-        samples = numpy.asarray(samples, dtype=numpy.float64)
-        done, count = 0, len(samples)
-        while done < count:
-            # the group being filled: bring its last (smallest) node a neighbour of the same size
-            while self.pending and count - done >= 2 ** self.pending[-1][0]:
-                size = 2 ** self.pending[-1][0]
-                node = (self.pending[-1][0], _tree(samples[done:done + size], size)[0].tolist(), int(lines[done]))
-                done += size
-                while self.pending and self.pending[-1][0] == node[0]:
-                    level, earlier, first_line = self.pending.pop()
-                    node = (level + 1, merge(earlier, node[1], 2 ** level, 2 ** level), first_line)
-                if 2 ** node[0] == self.merged:
-                    self._keep(node[1], node[2], self.merged)
-                    break
-                self.pending.append(node)
-            if self.pending:
-                if count - done < 2 ** self.pending[-1][0]:
-                    break
-                continue   # a halving made the group larger
-            # whole groups, as many as fit before the series must halve
-            size = self.merged
-            groups = min((count - done) // size, max(1, 2 * self.cap + 1 - len(self.lines)))
-            if groups == 0:
-                break
-            stop = done + groups * size
-            self._keep_rows(_tree(samples[done:stop], size), lines[done:stop:size], size)
-            done = stop
-        # the rest starts a group: its bits from the highest
-        left = count - done
-        for level in range(left.bit_length() - 1, -1, -1):
-            if left & (1 << level):
-                size = 1 << level
-                self.pending.append((level, _tree(samples[done:done + size], size)[0].tolist(), int(lines[done])))
-                done += size
-        self.raw_count += count
+        add_blocks([self], numpy.asarray(samples, dtype=numpy.float64)[None], numpy.asarray(lines)[None], segment)
+
+    def state(self) -> tuple:
+        """What decides how added samples are grouped and when the series halves: series in the
+        same state can take their blocks together (add_blocks). Each halves on its own, by its own
+        segments; the states are compared again after a halving."""
+        return (self.cap, self.merged, self.segment, tuple(level for level, _, _ in self.pending), len(self.lines))
 
     def close(self) -> None:
         """The group being filled kept as it is (a restart, or the end of the source): its samples
@@ -341,8 +311,8 @@ class Series:
 
         self._data.frombytes(numpy.ascontiguousarray(rows).tobytes())
         self.lines.frombytes(numpy.asarray(lines, dtype=numpy.int64).tobytes())
-        self.segments.frombytes(numpy.full(len(rows), self.segment, dtype=numpy.int64).tobytes())
-        self.counts.frombytes(numpy.full(len(rows), count, dtype=numpy.int64).tobytes())
+        self.segments += array("q", [self.segment]) * len(rows)
+        self.counts += array("q", [count]) * len(rows)
         if len(self.lines) > 2 * self.cap:
             self._halve("growing")
 
@@ -356,6 +326,7 @@ class Series:
         double, as the last run's samples did)."""
         import numpy
 
+        self.halvings += 1
         count = len(self.lines)
         data = numpy.frombuffer(self._data, dtype=numpy.float64).reshape(count, WIDTH)
         segments = numpy.frombuffer(self.segments, dtype=numpy.int64)
@@ -443,3 +414,103 @@ class Series:
             self._halve("final")
             if len(self.lines) == before:
                 break   # every neighbour is in another segment: nothing more to merge
+
+
+def add_blocks(series: list[Series], samples, lines, segment: int) -> None:
+    """Series.add_block for several series at once: series[j] takes samples[j] (an array (series,
+    rows, WIDTH)) with lines[j]. Series in one state (Series.state) group and halve alike, so their
+    groups are merged together (sar repeats every device each interval: a block of 200 devices is
+    one tree of merges, not 200). When a halving sets them apart, each goes on alone."""
+    import numpy
+
+    for one in series:
+        if segment != one.segment:
+            one.close()
+            one.segment = segment
+    if len(series) > 1 and len({one.state() for one in series}) > 1:
+        for index, one in enumerate(series):
+            add_blocks([one], samples[index:index + 1], lines[index:index + 1], segment)
+        return
+    first = series[0]
+    count, rows = len(series), samples.shape[1]
+    done = 0
+
+    def tree(size: int):
+        nodes = _tree(samples[:, done:done + size].reshape(-1, WIDTH), size)
+        return nodes, lines[:, done]
+
+    def carry(level: int, nodes, first_lines):
+        """A node of `level` for each series onto its group being filled, merged with the nodes
+        of the same size it completes; True when that completes the group (then kept)."""
+        while first.pending and first.pending[-1][0] == level:
+            size = float(2 ** level)
+            earlier = numpy.array([one.pending[-1][1] for one in series])
+            first_lines = numpy.array([one.pending[-1][2] for one in series])
+            for one in series:
+                one.pending.pop()
+            nodes = _merge_rows(earlier, nodes, size, size)
+            level += 1
+        if 2 ** level == first.merged:
+            size = first.merged      # before a halving in _keep doubles it
+            for index, one in enumerate(series):
+                one._keep(nodes[index].tolist(), int(first_lines[index]), size)
+            return True
+        for index, one in enumerate(series):
+            one.pending.append((level, nodes[index].tolist(), int(first_lines[index])))
+        return False
+
+    halvings = [one.halvings for one in series]
+    split = False
+
+    def apart() -> bool:
+        """True once a halving has set the series' states apart (they stay apart for the rest of
+        the block)."""
+        nonlocal halvings, split
+        if not split:
+            now = [one.halvings for one in series]
+            if now != halvings:
+                halvings = now
+                split = len({one.state() for one in series}) > 1
+        return split
+
+    while done < rows:
+        # the group being filled: bring its last (smallest) node a neighbour of the same size
+        while first.pending and rows - done >= 2 ** first.pending[-1][0]:
+            level = first.pending[-1][0]
+            nodes, first_lines = tree(2 ** level)
+            done += 2 ** level
+            if carry(level, nodes, first_lines):
+                break
+        if apart():
+            break
+        if first.pending:
+            if rows - done < 2 ** first.pending[-1][0]:
+                break
+            continue   # a halving made the group larger
+        # whole groups, as many as fit before the series must halve
+        size = first.merged
+        groups = min((rows - done) // size, max(1, 2 * first.cap + 1 - len(first.lines)))
+        if groups == 0:
+            break
+        stop = done + groups * size
+        nodes = _tree(samples[:, done:stop].reshape(-1, WIDTH), size).reshape(count, groups, WIDTH)
+        for index, one in enumerate(series):
+            one._keep_rows(nodes[index], lines[index, done:stop:size], size)
+        done = stop
+        if apart():
+            break
+    if apart():
+        for index, one in enumerate(series):
+            add_blocks([one], samples[index:index + 1, done:], lines[index:index + 1, done:], segment)
+            one.raw_count += done
+        return
+    # the rest starts a group: its bits from the highest
+    left = rows - done
+    for level in range(left.bit_length() - 1, -1, -1):
+        if left & (1 << level):
+            nodes, first_lines = tree(1 << level)
+            for index, one in enumerate(series):
+                one.pending.append((level, nodes[index].tolist(), int(first_lines[index])))
+            done += 1 << level
+    for one in series:
+        one.raw_count += rows

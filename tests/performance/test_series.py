@@ -7,7 +7,8 @@ import struct
 import numpy
 import pytest
 
-from diagdisk.performance.series import FIELDS, WIDTH, Series, _merge_rows, _tree, merge, normalise, normalise_block
+from diagdisk.performance.series import (FIELDS, WIDTH, Series, _merge_rows, _tree, add_blocks, merge, normalise,
+                                         normalise_block)
 
 I = {name: i for i, name in enumerate(FIELDS)}
 
@@ -180,3 +181,61 @@ def test_each_kept_sample_is_the_merge_tree_of_its_group(by_block):
     expected = _tree(raw[:full * size], size).tolist()
     assert [[bits(v) for v in s] for s in kept] == [[bits(v) for v in s] for s in expected]
     assert list(series.lines) == list(range(0, full * size, size)) and set(series.counts) == {size}
+
+
+@pytest.mark.parametrize("seed", range(12))
+def test_add_blocks_keeps_what_each_series_keeps_alone(seed):
+    """Devices added together (one block of sar rows a step) end as each would alone, also when
+    they joined late, restarted apart or halve at different times."""
+    rng = random.Random(seed)
+    cap = rng.choice([2, 3, 5, 8])
+    devices = rng.randint(2, 6)
+    alone = [Series(f"d{i}", "s", cap=cap) for i in range(devices)]
+    together = [Series(f"d{i}", "s", cap=cap) for i in range(devices)]
+    line, segment = 1, 0
+    for _ in range(40):
+        size = rng.choice([1, 2, 3, 7, 16, 33])
+        if rng.random() < 0.15:
+            segment += 1
+        members = sorted(rng.sample(range(devices), rng.randint(1, devices))) if rng.random() < 0.4 else list(range(devices))
+        rows = numpy.array([[[rng.random() * 100 if rng.random() < 0.9 else math.nan for _ in FIELDS]
+                             for _ in range(size)] for _ in members])
+        lines = numpy.array([numpy.arange(line, line + size) + 1000 * m for m in members])
+        for index, member in enumerate(members):
+            for row, at in zip(rows[index].tolist(), lines[index].tolist()):
+                alone[member].add(row, at, segment)
+        add_blocks([together[m] for m in members], rows, lines, segment)
+        line += size
+    for one, other in zip(alone, together):
+        for series in (one, other):
+            series.finish()
+        assert [[bits(v) for v in s] for s in one.samples] == [[bits(v) for v in s] for s in other.samples]
+        assert (one.lines, one.segments, one.counts, one.merged, one.raw_count) == \
+            (other.lines, other.segments, other.counts, other.merged, other.raw_count)
+
+
+def test_series_in_one_state_that_halve_apart_go_on_alone():
+    """Two series alike in length and group, but restarted at different points: the halving in the
+    middle of a block leaves them different lengths, and each must finish the block on its own."""
+    rng = random.Random(1)
+
+    def rows(count):
+        return numpy.array([[rng.random() * 100 for _ in FIELDS] for _ in range(count)])
+
+    alone, together = [Series(n, "s", cap=2) for n in "ab"], [Series(n, "s", cap=2) for n in "ab"]
+    for segment, sizes in ((0, (2, 3)), (1, (2, 1))):
+        for size, one, other in zip(sizes, alone, together):
+            block, lines = rows(size), numpy.arange(size) + 100 * segment
+            one.add_block(block, lines, segment)
+            other.add_block(block, lines, segment)
+    assert together[0].state() == together[1].state()
+    block, lines = numpy.stack([rows(10), rows(10)]), numpy.stack([numpy.arange(500, 510), numpy.arange(600, 610)])
+    for index, one in enumerate(alone):
+        for row, at in zip(block[index].tolist(), lines[index].tolist()):
+            one.add(row, at, 1)
+    add_blocks(together, block, lines, 1)
+    for one, other in zip(alone, together):
+        one.finish()
+        other.finish()
+        assert [[bits(v) for v in s] for s in one.samples] == [[bits(v) for v in s] for s in other.samples]
+        assert (one.lines, one.segments, one.counts, one.raw_count) == (other.lines, other.segments, other.counts, other.raw_count)
