@@ -30,7 +30,7 @@ from .kernel import (Names, QueueSettings, queue_file_of, queue_value, read_bloc
 from .blocks import SampleBlock
 from .sadf import SadfError, iter_sadf_csv, read_sadf_json, read_sadf_xml
 from .series import DEFAULT_CAP, INDEX, Series, add_blocks, normalise, normalise_block
-from .sysstat import TextSource, iter_sysstat_text
+from .sysstat import TextSource, iter_sysstat_text, plain_chunk
 
 # source formats (diagdisk.inputs.sources) this stage reads; in the order copies of one day are preferred
 SAMPLE_FORMATS = ("sadf_xml", "sadf_json", "sadf_csv", "sar_c", "sar", "iostat", "diskstats")
@@ -170,11 +170,12 @@ def _lines(source, limits: Limits):
         yield from batch
 
 
-def _line_batches(source, limits: Limits):
-    """The lines of a text source, a chunk's worth at a time."""
+def _line_batches(source, limits: Limits, raw: bool = False):
+    """The lines of a text source, a chunk's worth at a time; `raw`: a chunk whose lines are its
+    ASCII bytes split at line feeds comes as those bytes (see sysstat.plain_chunk)."""
     for chunk, _ in iter_chunks(source.path, chunk_size=TEXT_CHUNK, warnings=source.warnings, name=source.name,
                                 max_bytes=limits.max_file_bytes):
-        yield decode_log_bytes(chunk).splitlines()
+        yield chunk if raw and plain_chunk(chunk) else decode_log_bytes(chunk).splitlines()
 
 
 @dataclass
@@ -303,7 +304,7 @@ def _read_samples(source, names: Names, limits: Limits, cap: int) -> tuple[PerfS
     try:
         if fmt in ("sar", "sar_c", "iostat"):
             no_since_boot = True if re.search(r"(?:^|_)-y(?:_|$)", Path(source.name).name) else None
-            text_source, samples = iter_sysstat_text(_line_batches(source, limits), source.name,
+            text_source, samples = iter_sysstat_text(_line_batches(source, limits, raw=True), source.name,
                                                      c_locale=fmt == "sar_c", since_boot_skipped=no_since_boot,
                                                      batched=True)
             collected = _collect(samples, info, names, cap, None)

@@ -252,9 +252,21 @@ def iter_sysstat_text(lines: Iterable, name: str, c_locale: bool = False, since_
                       batched: bool = False) -> tuple[TextSource, Iterator[RawSample | SampleBlock]]:
     """Like read_sysstat_text, as a stream (memory does not grow with the text) of RawSamples and
     SampleBlocks (many rows as columns; raw_samples() turns them into RawSamples); the TextSource
-    is complete once the iterator is exhausted. `batched`: `lines` gives lists of lines."""
+    is complete once the iterator is exhausted. `batched`: `lines` gives lists of lines, or chunks
+    of bytes that plain_chunk() accepts."""
     reader = _TextReader(name, c_locale, since_boot_skipped)
     return reader.source, reader.read(lines if batched else _batches(lines))
+
+
+# Bytes that break a line for str.splitlines() besides the line feed, and NUL (decoding drops it).
+_OTHER_BREAKS = b"\x00\r\x0b\x0c\x1c\x1d\x1e"
+_NOT_BREAKS = bytes(b for b in range(256) if b not in _OTHER_BREAKS)
+
+
+def plain_chunk(chunk: bytes) -> bool:
+    """True when a chunk's lines are its line-feed-separated ASCII bytes, exactly what decoding it
+    and str.splitlines() would give: the reader can then take rows straight from the bytes."""
+    return chunk.isascii() and not chunk.translate(None, _NOT_BREAKS)
 
 
 def _batches(lines: Iterable[str]) -> Iterator[list[str]]:
@@ -314,11 +326,14 @@ class _TextReader:
         self.missed_blocks = 0
 
     # ---- the whole text
-    def read(self, batches: Iterable[list[str]]) -> Iterator[RawSample | SampleBlock]:
+    def read(self, batches: Iterable[list[str] | bytes]) -> Iterator[RawSample | SampleBlock]:
         first = 1
         for batch in batches:
-            yield from self._batch(batch, first)
-            first += len(batch)
+            if isinstance(batch, bytes):
+                first += yield from self._chunk(batch, first)
+            else:
+                yield from self._batch(batch, first)
+                first += len(batch)
         yield from self._flush_report()
         if self.held:
             # the run printed nothing after its since-boot report: keep it, and say what it is
@@ -492,57 +507,106 @@ class _TextReader:
         except ValueError:
             pass
         rows = batch[start:stop]
-        if len(rows) < self.min_block_rows:
-            return 0
-        block = self._sar_rows(rows, first + start)
-        taken = len(block) if block is not None else 0
-        if taken:
+        ascii_rows = next((index for index, row in enumerate(rows) if not row.isascii()), len(rows))
+        block = None
+        if ascii_rows >= self.min_block_rows:
+            rows = rows[:ascii_rows]
+            block, _ = self._sar_rows(("\n".join(rows) + "\n").encode("ascii"), len(rows), first + start)
+        if block is not None:
             yield block
-        if taken == len(rows):
+        self._tried_block(len(block) if block is not None else 0, stop - start, first + start)
+        return len(block) if block is not None else 0
+
+    def _chunk(self, chunk: bytes, first: int) -> Iterator[RawSample | SampleBlock]:
+        """A chunk of ASCII text whose only line break is a line feed (no NUL, CR, VT, FF or FS): read
+        line by line as _batch reads lines, but a block of disk rows straight from its bytes, each
+        of them never made a str. Returns the number of lines."""
+        position, number, size = 0, first, len(chunk)
+        while position < size:
+            start = position
+            end = chunk.find(b"\n", position)
+            end = size if end < 0 else end
+            position = end + 1
+            line = chunk[start:end].decode("ascii")
+            if line.strip():
+                yield from self._line(line, number)
+                if self.row_line == number and position < size and number >= self.no_block_before:
+                    rows, position = yield from self._chunk_block(chunk, position, number + 1, end - start)
+                    number += rows
+            number += 1
+        return number - first
+
+    def _chunk_block(self, chunk: bytes, position: int, number: int, row_length: int) -> Iterator[SampleBlock]:
+        """_sar_block on the bytes of a chunk from `position` (line `number`): returns the rows taken
+        and the position after them."""
+        size = len(chunk)
+        limit = position + self.block_rows * (row_length + 1)
+        stop = size if limit >= size else chunk.rfind(b"\n", position, limit) + 1
+        blank = chunk.find(b"\n\n", position - 1, stop)
+        if blank >= 0:
+            stop = blank + 1   # the rows before the blank line
+        data = chunk[position:stop]
+        if data and not data.endswith(b"\n"):
+            data += b"\n"     # the last line of the text
+        count = data.count(b"\n")
+        if count < self.min_block_rows and \
+                chunk.count(b"\n", position) + (not chunk.endswith(b"\n")) < self.min_block_rows:
+            return 0, position   # as _batch: too few lines left to try (not a miss that delays the next try)
+        block, consumed = self._sar_rows(data, count, number) if count >= self.min_block_rows else (None, 0)
+        if block is not None:
+            yield block
+        self._tried_block(len(block) if block is not None else 0, count, number)
+        return (len(block), min(size, position + consumed)) if block is not None else (0, position)
+
+    def _tried_block(self, taken: int, rows: int, first_row: int) -> None:
+        if taken == rows:
             self.block_rows = min(blocks.MAX_ROWS, 2 * self.block_rows)
         if taken >= self.min_block_rows:
             self.missed_blocks = 0
         else:
             # rows that seldom fit: try again later, later each time it fails
-            self.no_block_before = first + start + taken + (self.min_block_rows << min(self.missed_blocks, 10))
+            self.no_block_before = first_row + taken + (self.min_block_rows << min(self.missed_blocks, 10))
             self.missed_blocks += 1
-        return taken
 
-    def _sar_rows(self, rows: list[str], first_number: int) -> SampleBlock | None:
-        """The leading rows that read as rows of the current disk header, as a block."""
+    def _sar_rows(self, data: bytes, count: int, first_number: int) -> tuple[SampleBlock | None, int]:
+        """The leading rows of `data` (`count` ASCII rows, each ending with a line feed) that read
+        as rows of the current disk header, as a block; and the bytes they take."""
         import numpy
 
         layout, used = self.layout, self.row_clock_tokens
         width = used + len(layout.columns)
+        ends = numpy.flatnonzero(numpy.frombuffer(data, dtype=numpy.uint8) == ord("\n"))
+        if len(ends) != count:
+            return None, 0     # a line that held a line feed of its own
         parsed = None
         # sysstat's rows are fixed-width: the rows as long as the first are read as a byte matrix
-        lengths = numpy.fromiter(map(len, rows), dtype=numpy.int64, count=len(rows))
+        lengths = numpy.diff(ends, prepend=-1)
         longer = numpy.flatnonzero(lengths != lengths[0])
-        same = rows[:longer[0]] if len(longer) else rows
-        if len(same) >= self.min_block_rows and (text := "\n".join(same)).isascii() and plain(data := text.encode("ascii")):
-            fixed = fixed_rows(data, len(same), width)
+        same = int(longer[0]) if len(longer) else count
+        if same >= self.min_block_rows and plain(head := data[:int(ends[same - 1]) + 1]):
+            fixed = fixed_rows(head, same, width)
             if fixed is not None and fixed.bounds[0] == (0, 8):
                 parsed = self._fixed_sar_rows(fixed)
                 if parsed is not None and parsed[0][:self.min_block_rows].any():
                     parsed = None   # the first rows are not fixed-width after all: let pandas try them
-        if parsed is None and (text := "\n".join(rows)).isascii() and plain(data := text.encode("ascii")):
-            parsed = self._pandas_sar_rows(data, rows)
+        if parsed is None and plain(data):
+            parsed = self._pandas_sar_rows(data, count)
         if parsed is None:
             # read the rows before the first that keeps them from being read as a block
             floats = sorted({used + index for index, _, _ in layout.read})
+            rows = data.decode("ascii").split("\n")
             fit = 0
-            while fit < len(rows) and _plain_row(rows[fit], width, floats):
+            while fit < count and _plain_row(rows[fit], width, floats):
                 fit += 1
             if fit < self.min_block_rows:
-                return None
-            rows = rows[:fit]
-            parsed = self._pandas_sar_rows("\n".join(rows).encode("ascii"), rows)
+                return None, 0
+            parsed = self._pandas_sar_rows(data[:int(ends[fit - 1]) + 1], fit)
             if parsed is None:
-                return None
+                return None, 0
         bad, seconds, devices, values = parsed
         taken = int(numpy.argmax(bad)) if bad.any() else len(bad)
         if taken == 0:
-            return None
+            return None, 0
         seconds = seconds[:taken]
         device_codes, device_names = devices(taken)
         values = {name: column[:taken] for name, column in values.items()}
@@ -557,8 +621,9 @@ class _TextReader:
         else:
             t = seconds.astype(numpy.float64)
         self.previous_clock = int(seconds[-1])
-        return SampleBlock(devices=device_names, codes=device_codes, t=t, interval=None, values=values,
-                           lines=first_number + numpy.arange(taken, dtype=numpy.int64), segment=self.segment)
+        block = SampleBlock(devices=device_names, codes=device_codes, t=t, interval=None, values=values,
+                            lines=first_number + numpy.arange(taken, dtype=numpy.int64), segment=self.segment)
+        return block, int(ends[taken - 1]) + 1
 
     def _fixed_sar_rows(self, fixed: FixedRows):
         """(bad rows, seconds, devices, values) of fixed-width rows whose clock is HH:MM:SS."""
@@ -604,7 +669,7 @@ class _TextReader:
             values[name] = column * factor
         return bad, seconds, lambda taken: _first_rows(device_codes, device_names, taken), values
 
-    def _pandas_sar_rows(self, data: bytes, rows: list[str]):
+    def _pandas_sar_rows(self, data: bytes, count: int):
         """(bad rows, seconds, devices, values) of rows read by pandas' C reader; None when it cannot
         read them all."""
         import numpy
@@ -616,7 +681,7 @@ class _TextReader:
         device_column = used + layout.device_index
         texts = sorted({0, device_column} | ({1} if used == 2 else set()))
         frame = read_rows(data, width, r"\s+", floats, texts)
-        if frame is None or len(frame) != len(rows) or booleans_possible(frame, floats, rows[0]):
+        if frame is None or len(frame) != count or booleans_possible(frame, floats, data[:data.find(b"\n")].decode()):
             return None
         bad = missing_field(frame, skip=set(floats))
         for index in floats:

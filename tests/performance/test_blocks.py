@@ -17,7 +17,8 @@ from diagdisk.diagnosis.perf import evaluate_performance_rules
 from diagdisk.performance import blocks
 from diagdisk.performance.blocks import SampleBlock
 from diagdisk.performance.sadf import iter_sadf_csv
-from diagdisk.performance.sysstat import iter_sysstat_text, raw_samples
+from diagdisk.inputs.safeio import decode_log_bytes
+from diagdisk.performance.sysstat import iter_sysstat_text, plain_chunk, raw_samples
 from diagdisk.report.build import build_report
 
 HERE = Path(__file__).parent
@@ -167,6 +168,35 @@ def test_fixed_width_and_pandas_blocks_are_both_tried(monkeypatch):
     for seed in range(20):
         read(sysstat, generated_sar(seed), "sar19", monkeypatch, (8, 8192))
     assert calls["fixed"] > 20 and calls["pandas"] > 20
+
+
+def chunked(data: bytes, rng: random.Random) -> list:
+    """`data` cut at random line ends into chunks, each given as the reader of a file gives it:
+    its bytes when plain_chunk() takes them, else its decoded lines."""
+    ends = [i + 1 for i, byte in enumerate(data) if byte == 10]
+    cuts = sorted(rng.sample(ends[:-1], min(len(ends) - 1, rng.randint(0, 5)))) if len(ends) > 1 else []
+    pieces = [data[a:b] for a, b in zip([0] + cuts, cuts + [len(data)])]
+    return [piece if plain_chunk(piece) else decode_log_bytes(piece).splitlines() for piece in pieces]
+
+
+def batched(batches):
+    def reader(_lines, name):
+        return iter_sysstat_text(batches, name, batched=True)
+    return reader
+
+
+@pytest.mark.parametrize("source", [p.name for p in TEXTS] + [f"generated-{seed}" for seed in range(30)])
+def test_reading_byte_chunks_is_reading_lines(source, monkeypatch):
+    rng = random.Random(source)
+    if source.startswith("generated-"):
+        lines = generated_sar(int(source.split("-")[1]))
+        data = ("\n".join(lines) + ("\n" if rng.random() < 0.5 else "")).encode("utf-8", "surrogateescape")
+    else:
+        data = next(p for p in TEXTS if p.name == source).read_bytes()
+    expected = read(sysstat, decode_log_bytes(data).splitlines(), "sar19", monkeypatch, BY_LINE)
+    for setting in (BY_LINE, (1, 8192), (3, 7), (16, 50)):
+        got = read(batched(chunked(data, rng)), None, "sar19", monkeypatch, setting)
+        assert got[:2] == expected[:2], setting
 
 
 def test_a_plain_sar_file_is_read_in_blocks(monkeypatch):
