@@ -515,31 +515,84 @@ SAME_WRITES_TOLERANCE = 0.05
 SAME_WRITES_MIN_WS = 5.0
 
 
+def _writes_by_time(rows):
+    """(times, w/s, wkB/s) of the samples that write at least SAME_WRITES_MIN_WS requests a second,
+    one per time (the last, as a dict by time keeps), sorted by time; None when there are none.
+    Samples without a time are left out: they match no other device's."""
+    import numpy
+
+    rows = rows[rows[:, _W] >= SAME_WRITES_MIN_WS]   # NaN compares false: no writes figure
+    rows = rows[~numpy.isnan(rows[:, 0])]
+    if not len(rows):
+        return None
+    times, last = numpy.unique(rows[::-1, 0], return_index=True)
+    rows = rows[::-1][last]
+    return times, rows[:, _W], rows[:, _WKB]
+
+
+# cells of the (devices x times) grids _matching_writes fills at a time
+_GRID_CELLS = 4_000_000
+
+
+def _matching_writes(candidates: list) -> tuple:
+    """For each pair of candidates (times, w/s, wkB/s), in two (n, n) arrays (upper triangle): the
+    times both write at, and those where both figures are within SAME_WRITES_TOLERANCE of the
+    larger. The times of all of them are laid out as columns, a slice at a time so memory stays
+    bounded; each device is compared with all later ones at once, on its own times only."""
+    import numpy
+
+    count = len(candidates)
+    common = numpy.zeros((count, count), dtype=numpy.int64)
+    same = numpy.zeros((count, count), dtype=numpy.int64)
+    if count < 2:
+        return common, same
+    times = numpy.unique(numpy.concatenate([c[0] for c in candidates]))
+    step = max(1, _GRID_CELLS // count)
+    for start in range(0, len(times), step):
+        columns = times[start:start + step]
+        writes = numpy.full((count, len(columns)), numpy.nan)
+        kbs = numpy.full((count, len(columns)), numpy.nan)
+        present = numpy.zeros((count, len(columns)), dtype=bool)
+        for index, (t, w, kb) in enumerate(candidates):
+            inside = (t >= columns[0]) & (t <= columns[-1])
+            at = numpy.searchsorted(columns, t[inside])
+            writes[index, at], kbs[index, at], present[index, at] = w[inside], kb[inside], True
+        for index in range(count - 1):
+            mine = numpy.flatnonzero(present[index])
+            if not len(mine):
+                continue
+            both = present[index + 1:, mine]
+            w, other_w = writes[index, mine], writes[index + 1:, mine]
+            kb, other_kb = kbs[index, mine], kbs[index + 1:, mine]
+            with numpy.errstate(invalid="ignore"):
+                alike = (both & (numpy.abs(w - other_w) <= SAME_WRITES_TOLERANCE * numpy.maximum(w, other_w))
+                         & (numpy.abs(kb - other_kb) <= SAME_WRITES_TOLERANCE * numpy.maximum(kb, other_kb)))
+            common[index, index + 1:] += both.sum(axis=1)
+            same[index, index + 1:] += alike.sum(axis=1)
+    return common, same
+
+
 def _same_writes(data: PerformanceData) -> list[list[str]]:
     """Whole disks outside any known group whose writes match within 5% (requests and kB) in at
     least 80% of the samples where they write: mirror members (md RAID 1, ZFS mirrors, a hardware
     mirror's halves) receive every write twice, so their write load is the same by construction.
     Stacked devices (md, dm) and partitions are left out: they repeat their members' writes."""
+    import numpy
+
     candidates = {}
     for name, device in data.devices.items():
         series = data.series.get(name)
         if (series is None or device.groups or device.cls in ("md", "dm", "other") or devnames.is_partition(name)):
             continue
-        writes = {s[0]: (s[_W], s[_WKB]) for s in series.samples if s[_W] == s[_W] and s[_W] >= SAME_WRITES_MIN_WS}
-        if writes:
+        writes = _writes_by_time(series.matrix())
+        if writes is not None:
             candidates[name] = writes
     names = sorted(candidates)
+    common, same = _matching_writes([candidates[name] for name in names])
     linked: dict[str, set[str]] = {name: set() for name in names}
-    for i, first in enumerate(names):
-        for second in names[i + 1:]:
-            common = candidates[first].keys() & candidates[second].keys()
-            if not common:
-                continue
-            same = sum(1 for t in common if all(abs(a - b) <= SAME_WRITES_TOLERANCE * max(a, b)
-                                                for a, b in zip(candidates[first][t], candidates[second][t])))
-            if same >= 0.8 * len(common):
-                linked[first].add(second)
-                linked[second].add(first)
+    for i, j in zip(*numpy.nonzero((common > 0) & (same >= 0.8 * common))):
+        linked[names[i]].add(names[j])
+        linked[names[j]].add(names[i])
     groups, seen = [], set()
     for name in names:
         if name in seen or not linked[name]:

@@ -252,6 +252,12 @@ class Series:
 
         return numpy.frombuffer(self._data, dtype=numpy.float64).reshape(-1, WIDTH).tolist()
 
+    def matrix(self):
+        """The kept samples as an (n, WIDTH) numpy array of float64 (a copy: the series may grow)."""
+        import numpy
+
+        return numpy.frombuffer(self._data, dtype=numpy.float64).reshape(-1, WIDTH).copy()
+
     @samples.setter
     def samples(self, values: list[list[float]]) -> None:
         self._data = array("d", (v for sample in values for v in sample))
