@@ -27,9 +27,10 @@ from .devices import PerfDevice, classify
 from .kernel import (Names, QueueSettings, queue_file_of, queue_value, read_blockdev_report, read_dev_listing,
                      read_diskstats, read_dmsetup_info, read_dmsetup_table, read_lsblk_topology, read_lvs,
                      read_partitions, read_pressure)
+from .blocks import SampleBlock
 from .sadf import SadfError, iter_sadf_csv, read_sadf_json, read_sadf_xml
-from .series import DEFAULT_CAP, INDEX, Series, normalise
-from .sysstat import TextSource, iter_sysstat_text
+from .series import DEFAULT_CAP, INDEX, Series, add_blocks, normalise, normalise_block
+from .sysstat import TextSource, iter_sysstat_text, plain_chunk
 
 # source formats (diagdisk.inputs.sources) this stage reads; in the order copies of one day are preferred
 SAMPLE_FORMATS = ("sadf_xml", "sadf_json", "sadf_csv", "sar_c", "sar", "iostat", "diskstats")
@@ -159,10 +160,22 @@ def _names_from_topology(names: Names, topology) -> None:
 
 # ---------------------------------------------------------------- samples
 
+# Text is read in chunks of this size: large enough for long blocks of rows, small enough that the
+# chunk, its text and its lines stay a small part of the stage's memory.
+TEXT_CHUNK = 4 << 20
+
+
 def _lines(source, limits: Limits):
-    for chunk, _ in iter_chunks(source.path, warnings=source.warnings, name=source.name,
+    for batch in _line_batches(source, limits):
+        yield from batch
+
+
+def _line_batches(source, limits: Limits, raw: bool = False):
+    """The lines of a text source, a chunk's worth at a time; `raw`: a chunk whose lines are its
+    ASCII bytes split at line feeds comes as those bytes (see sysstat.plain_chunk)."""
+    for chunk, _ in iter_chunks(source.path, chunk_size=TEXT_CHUNK, warnings=source.warnings, name=source.name,
                                 max_bytes=limits.max_file_bytes):
-        yield from decode_log_bytes(chunk).splitlines()
+        yield chunk if raw and plain_chunk(chunk) else decode_log_bytes(chunk).splitlines()
 
 
 @dataclass
@@ -174,12 +187,16 @@ class _Collected:
 
 
 def _collect(samples, info: PerfSource, names: Names, cap: int, interval: float | None) -> _Collected:
-    """Stream samples into one bounded series per device (memory does not grow with the input)."""
+    """Stream samples (RawSamples and SampleBlocks) into one bounded series per device (memory does
+    not grow with the input)."""
     collected = _Collected()
     resolved: dict[str, str] = {}
     steps: list[float] = []
     last_t: dict[str, float] = {}
     for sample in samples:
+        if isinstance(sample, SampleBlock):
+            _collect_block(sample, collected, resolved, steps, last_t, names, info, cap, interval)
+            continue
         device = resolved.get(sample.device)
         if device is None:
             device = resolved[sample.device] = names.resolve(sample.device)
@@ -197,14 +214,83 @@ def _collect(samples, info: PerfSource, names: Names, cap: int, interval: float 
             low, high = collected.spans.get(device, (t, t))
             collected.spans[device] = (min(low, t), max(high, t))
             previous = last_t.get(device)
-            if previous is not None and t > previous and len(steps) < 200:
+            if previous is not None and t > previous and len(steps) < STEPS_KEPT:
                 steps.append(t - previous)
             last_t[device] = t
     info.interval = info.interval or (sorted(steps)[len(steps) // 2] if steps else None)
-    if info.interval:
-        for series in collected.series.values():
+    for series in collected.series.values():
+        series.close()
+        if info.interval:
             series.fill_interval(info.interval)
     return collected
+
+
+# steps between a device's samples kept to find the source's interval (their median)
+STEPS_KEPT = 200
+
+
+def _collect_block(block: SampleBlock, collected: _Collected, resolved: dict, steps: list, last_t: dict,
+                   names: Names, info: PerfSource, cap: int, interval: float | None) -> None:
+    """What _collect does for each row of a block, a device at a time: each device's rows keep
+    their order, so its series, span, last time and the first steps come out the same."""
+    import numpy
+
+    # rows named differently may be one device (dev8-0 and sda): group by the resolved name,
+    # in order of first appearance as rows one by one would create the series
+    order: dict[str, int] = {}
+    for raw in block.devices:
+        device = resolved.get(raw)
+        if device is None:
+            device = resolved[raw] = names.resolve(raw)
+        order.setdefault(device, len(order))
+    devices = list(order)
+    groups = numpy.array([order[resolved[raw]] for raw in block.devices], dtype=numpy.int64)[block.codes]
+    t = block.t
+    if block.interval is None:
+        intervals = numpy.full(len(t), numpy.nan if interval is None else float(interval))
+    else:   # `sample.interval or interval`
+        intervals = numpy.where(block.interval != 0.0, block.interval, numpy.nan if interval is None else interval)
+    normal, apparent = normalise_block(block.values, t, intervals)
+    rows = numpy.argsort(groups, kind="stable")
+    bounds = numpy.searchsorted(groups[rows], numpy.arange(len(devices) + 1))
+    if len(steps) < STEPS_KEPT:
+        # each row's previous time on its device, to take the first steps in row order
+        previous = numpy.empty(len(t))
+        sorted_t = t[rows]
+        previous[1:] = sorted_t[:-1]
+        previous[bounds[:-1]] = [last_t.get(device, numpy.nan) for device in devices]
+        before = numpy.empty(len(t))
+        before[rows] = previous
+        with numpy.errstate(invalid="ignore"):
+            stepped = numpy.flatnonzero(t > before)[:STEPS_KEPT - len(steps)]
+        steps.extend((t[stepped] - before[stepped]).tolist())
+    # devices whose series are in one state and have as many rows take them together (add_blocks)
+    normal, lines, times = normal[rows], block.lines[rows], t[rows]
+    sizes = numpy.diff(bounds).tolist()
+    together: dict[tuple, list[int]] = {}
+    for index, device in enumerate(devices):
+        series = collected.series.get(device)
+        if series is None:
+            series = collected.series[device] = Series(device, info.name, cap=cap)
+        series.apparent_svctm |= apparent
+        together.setdefault((sizes[index], series.state()), []).append(index)
+    for (size, _), members in together.items():
+        if len(members) == len(devices):
+            stacked, stacked_lines = normal.reshape(len(devices), size, -1), lines.reshape(len(devices), size)
+        else:
+            stacked = numpy.stack([normal[bounds[i]:bounds[i + 1]] for i in members])
+            stacked_lines = numpy.stack([lines[bounds[i]:bounds[i + 1]] for i in members])
+        add_blocks([collected.series[devices[i]] for i in members], stacked, stacked_lines, block.segment)
+    lows = numpy.minimum.reduceat(times, bounds[:-1]).tolist()
+    highs = numpy.maximum.reduceat(times, bounds[:-1]).tolist()
+    lasts = times[bounds[1:] - 1].tolist()
+    for index, device in enumerate(devices):
+        low, high = lows[index], highs[index]
+        if device in collected.spans:
+            low, high = min(collected.spans[device][0], low), max(collected.spans[device][1], high)
+        collected.spans[device] = (low, high)
+        last_t[device] = lasts[index]
+    collected.count += len(t)
 
 
 def _read_samples(source, names: Names, limits: Limits, cap: int) -> tuple[PerfSource, _Collected]:
@@ -218,8 +304,9 @@ def _read_samples(source, names: Names, limits: Limits, cap: int) -> tuple[PerfS
     try:
         if fmt in ("sar", "sar_c", "iostat"):
             no_since_boot = True if re.search(r"(?:^|_)-y(?:_|$)", Path(source.name).name) else None
-            text_source, samples = iter_sysstat_text(_lines(source, limits), source.name, c_locale=fmt == "sar_c",
-                                                     since_boot_skipped=no_since_boot)
+            text_source, samples = iter_sysstat_text(_line_batches(source, limits, raw=True), source.name,
+                                                     c_locale=fmt == "sar_c", since_boot_skipped=no_since_boot,
+                                                     batched=True)
             collected = _collect(samples, info, names, cap, None)
             if text_source.kind != "unknown":
                 info.kind = f"{text_source.kind} text"
@@ -313,6 +400,8 @@ def _binary(source, names: Names, limits: Limits, run_sadf: bool, raw: list, cap
 def _build_series(data: PerformanceData, raw: list, cap: int) -> None:
     """Each device's samples from the best source that has them; later copies of the same times
     are duplicates. A source gives a device its samples when their time span is not already covered."""
+    import numpy
+
     covered: dict[str, list[tuple[float, float, str]]] = {}
     for index, (info, collected) in enumerate(raw):
         taken = False
@@ -327,14 +416,12 @@ def _build_series(data: PerformanceData, raw: list, cap: int) -> None:
                     continue
             if existing is not None and span is None:
                 continue   # since-boot figures add nothing to a device that has interval samples
-            series.segments = array("q", (index * 10_000 + segment for segment in series.segments))
+            series.segments = array("q", (numpy.frombuffer(series.segments, dtype=numpy.int64) + index * 10_000).tobytes())
             if existing is None:
                 data.series[device] = series
             else:
                 existing.source = f"{existing.source}, {info.name}"
-                existing.samples = existing.samples + series.samples
-                existing.lines += series.lines
-                existing.segments += series.segments
+                existing.extend(series)
                 existing.raw_count += series.raw_count
                 existing.apparent_svctm |= series.apparent_svctm
                 existing.merged = max(existing.merged, series.merged)
@@ -348,12 +435,7 @@ def _build_series(data: PerformanceData, raw: list, cap: int) -> None:
             info.warnings.append(f"{info.name}: some devices' samples are also in {', '.join(sorted(duplicates_of))}, "
                                  f"read first; counted once")
     for series in data.series.values():
-        samples = series.samples
-        order = sorted(range(len(samples)), key=lambda i: (samples[i][0] if samples[i][0] == samples[i][0] else -1, i))
-        if order != list(range(len(samples))):
-            series.samples = [samples[i] for i in order]
-            series.lines = array("q", (series.lines[i] for i in order))
-            series.segments = array("q", (series.segments[i] for i in order))
+        series.sort_by_time()
         series.finish()
 
 
@@ -433,31 +515,84 @@ SAME_WRITES_TOLERANCE = 0.05
 SAME_WRITES_MIN_WS = 5.0
 
 
+def _writes_by_time(rows):
+    """(times, w/s, wkB/s) of the samples that write at least SAME_WRITES_MIN_WS requests a second,
+    one per time (the last, as a dict by time keeps), sorted by time; None when there are none.
+    Samples without a time are left out: they match no other device's."""
+    import numpy
+
+    rows = rows[rows[:, _W] >= SAME_WRITES_MIN_WS]   # NaN compares false: no writes figure
+    rows = rows[~numpy.isnan(rows[:, 0])]
+    if not len(rows):
+        return None
+    times, last = numpy.unique(rows[::-1, 0], return_index=True)
+    rows = rows[::-1][last]
+    return times, rows[:, _W], rows[:, _WKB]
+
+
+# cells of the (devices x times) grids _matching_writes fills at a time
+_GRID_CELLS = 4_000_000
+
+
+def _matching_writes(candidates: list) -> tuple:
+    """For each pair of candidates (times, w/s, wkB/s), in two (n, n) arrays (upper triangle): the
+    times both write at, and those where both figures are within SAME_WRITES_TOLERANCE of the
+    larger. The times of all of them are laid out as columns, a slice at a time so memory stays
+    bounded; each device is compared with all later ones at once, on its own times only."""
+    import numpy
+
+    count = len(candidates)
+    common = numpy.zeros((count, count), dtype=numpy.int64)
+    same = numpy.zeros((count, count), dtype=numpy.int64)
+    if count < 2:
+        return common, same
+    times = numpy.unique(numpy.concatenate([c[0] for c in candidates]))
+    step = max(1, _GRID_CELLS // count)
+    for start in range(0, len(times), step):
+        columns = times[start:start + step]
+        writes = numpy.full((count, len(columns)), numpy.nan)
+        kbs = numpy.full((count, len(columns)), numpy.nan)
+        present = numpy.zeros((count, len(columns)), dtype=bool)
+        for index, (t, w, kb) in enumerate(candidates):
+            inside = (t >= columns[0]) & (t <= columns[-1])
+            at = numpy.searchsorted(columns, t[inside])
+            writes[index, at], kbs[index, at], present[index, at] = w[inside], kb[inside], True
+        for index in range(count - 1):
+            mine = numpy.flatnonzero(present[index])
+            if not len(mine):
+                continue
+            both = present[index + 1:, mine]
+            w, other_w = writes[index, mine], writes[index + 1:, mine]
+            kb, other_kb = kbs[index, mine], kbs[index + 1:, mine]
+            with numpy.errstate(invalid="ignore"):
+                alike = (both & (numpy.abs(w - other_w) <= SAME_WRITES_TOLERANCE * numpy.maximum(w, other_w))
+                         & (numpy.abs(kb - other_kb) <= SAME_WRITES_TOLERANCE * numpy.maximum(kb, other_kb)))
+            common[index, index + 1:] += both.sum(axis=1)
+            same[index, index + 1:] += alike.sum(axis=1)
+    return common, same
+
+
 def _same_writes(data: PerformanceData) -> list[list[str]]:
     """Whole disks outside any known group whose writes match within 5% (requests and kB) in at
     least 80% of the samples where they write: mirror members (md RAID 1, ZFS mirrors, a hardware
     mirror's halves) receive every write twice, so their write load is the same by construction.
     Stacked devices (md, dm) and partitions are left out: they repeat their members' writes."""
+    import numpy
+
     candidates = {}
     for name, device in data.devices.items():
         series = data.series.get(name)
         if (series is None or device.groups or device.cls in ("md", "dm", "other") or devnames.is_partition(name)):
             continue
-        writes = {s[0]: (s[_W], s[_WKB]) for s in series.samples if s[_W] == s[_W] and s[_W] >= SAME_WRITES_MIN_WS}
-        if writes:
+        writes = _writes_by_time(series.matrix())
+        if writes is not None:
             candidates[name] = writes
     names = sorted(candidates)
+    common, same = _matching_writes([candidates[name] for name in names])
     linked: dict[str, set[str]] = {name: set() for name in names}
-    for i, first in enumerate(names):
-        for second in names[i + 1:]:
-            common = candidates[first].keys() & candidates[second].keys()
-            if not common:
-                continue
-            same = sum(1 for t in common if all(abs(a - b) <= SAME_WRITES_TOLERANCE * max(a, b)
-                                                for a, b in zip(candidates[first][t], candidates[second][t])))
-            if same >= 0.8 * len(common):
-                linked[first].add(second)
-                linked[second].add(first)
+    for i, j in zip(*numpy.nonzero((common > 0) & (same >= 0.8 * common))):
+        linked[names[i]].add(names[j])
+        linked[names[j]].add(names[i])
     groups, seen = [], set()
     for name in names:
         if name in seen or not linked[name]:

@@ -12,6 +12,11 @@ ISO (the order of an ambiguous date is settled by the day in the file name, sarD
 one), decimal commas, and a translated "Average:" (any row that does not start with a time).
 `LINUX RESTART` rows cut a series: no window runs across a reboot. A device name too long for its
 column makes old iostat print the name alone on a line and the values on the next.
+
+Speed: once a row has been read under sar's disk header, the rows after it, up to the next blank
+line, are read as one block by pandas' C reader (performance.blocks) and come out as a SampleBlock;
+the first row that does not fit (a header, Average:, a restart, a localised value) ends the block
+and is read line by line as before. Blocks give the same samples as lines would.
 """
 
 from __future__ import annotations
@@ -20,8 +25,12 @@ import math
 import re
 from dataclasses import dataclass, field
 from datetime import date, datetime, timedelta
+from itertools import islice
 from typing import Iterable, Iterator
 
+from . import blocks
+from .blocks import (PLAIN_NUMBER, FixedRows, SampleBlock, booleans_possible, fixed_decimals, fixed_rows, fixed_tokens,
+                     missing_field, plain, plain_line, read_rows, token_is)
 from .columns import COLUMNS, DEVICE_COLUMNS, IGNORED, SIZE_FIELDS, UNIT_TO_KB, era_of
 
 _TIME = re.compile(r"^(\d{1,2})[:.](\d{2})[:.](\d{2})$")
@@ -203,6 +212,28 @@ class _Layout:
         return tokens[self.device_index], values
 
 
+def _first_rows(codes, names: list[str], taken: int):
+    """(codes, names) of the first `taken` rows, names in order of first appearance among them."""
+    import numpy
+
+    if taken == len(codes):
+        return codes, names
+    codes = codes[:taken]
+    present, first = numpy.unique(codes, return_index=True)
+    order = present[numpy.argsort(first, kind="stable")]
+    rank = numpy.empty(len(names), dtype=numpy.int64)
+    rank[order] = numpy.arange(len(order))
+    return rank[codes], [names[code] for code in order.tolist()]
+
+
+def _plain_row(line: str, width: int, floats: list[int]) -> bool:
+    """A row the C reader reads as str.split() and float() do: `width` fields, plain numbers."""
+    if not plain_line(line):
+        return False
+    tokens = line.split()
+    return len(tokens) == width and all(PLAIN_NUMBER.match(tokens[index]) for index in floats)
+
+
 def _is_disk_header(tokens: list[str]) -> bool:
     has_device = any(t in DEVICE_COLUMNS for t in tokens)
     return has_device and any(t in COLUMNS for t in tokens) and not any(_number(t) is not None for t in tokens)
@@ -212,17 +243,51 @@ def read_sysstat_text(lines: Iterable[str], name: str, c_locale: bool = False,
                       since_boot_skipped: bool | None = None) -> tuple[TextSource, list[RawSample]]:
     """Every disk sample of a sar or iostat text, with what the text was. `since_boot_skipped`:
     True when the output is known to have been made with `iostat -y` (no since-boot report)."""
-    source, samples = iter_sysstat_text(lines, name, c_locale, since_boot_skipped)
-    samples = list(samples)
+    source, items = iter_sysstat_text(lines, name, c_locale, since_boot_skipped)
+    samples = list(raw_samples(items))
     return source, samples
 
 
-def iter_sysstat_text(lines: Iterable[str], name: str, c_locale: bool = False,
-                      since_boot_skipped: bool | None = None) -> tuple[TextSource, Iterator[RawSample]]:
-    """Like read_sysstat_text, one sample at a time (memory does not grow with the text); the
-    TextSource is complete once the iterator is exhausted."""
+def iter_sysstat_text(lines: Iterable, name: str, c_locale: bool = False, since_boot_skipped: bool | None = None,
+                      batched: bool = False) -> tuple[TextSource, Iterator[RawSample | SampleBlock]]:
+    """Like read_sysstat_text, as a stream (memory does not grow with the text) of RawSamples and
+    SampleBlocks (many rows as columns; raw_samples() turns them into RawSamples); the TextSource
+    is complete once the iterator is exhausted. `batched`: `lines` gives lists of lines, or chunks
+    of bytes that plain_chunk() accepts."""
     reader = _TextReader(name, c_locale, since_boot_skipped)
-    return reader.source, reader.read(lines)
+    return reader.source, reader.read(lines if batched else _batches(lines))
+
+
+# Bytes that break a line for str.splitlines() besides the line feed, and NUL (decoding drops it).
+_OTHER_BREAKS = b"\x00\r\x0b\x0c\x1c\x1d\x1e"
+_NOT_BREAKS = bytes(b for b in range(256) if b not in _OTHER_BREAKS)
+
+
+def plain_chunk(chunk: bytes) -> bool:
+    """True when a chunk's lines are its line-feed-separated ASCII bytes, exactly what decoding it
+    and str.splitlines() would give: the reader can then take rows straight from the bytes."""
+    return chunk.isascii() and not chunk.translate(None, _NOT_BREAKS)
+
+
+def _batches(lines: Iterable[str]) -> Iterator[list[str]]:
+    iterator = iter(lines)
+    while batch := list(islice(iterator, blocks.MAX_ROWS)):
+        yield batch
+
+
+def raw_samples(items: Iterable[RawSample | SampleBlock]) -> Iterator[RawSample]:
+    """A reader's stream with each SampleBlock given back as the RawSamples of its rows."""
+    for item in items:
+        if not isinstance(item, SampleBlock):
+            yield item
+            continue
+        count = len(item)
+        devices, codes, times, lines = item.devices, item.codes.tolist(), item.t.tolist(), item.lines.tolist()
+        intervals = item.interval.tolist() if item.interval is not None else [None] * count
+        columns = {name: column.tolist() for name, column in item.values.items()}
+        for row in range(count):
+            yield RawSample(devices[codes[row]], times[row], intervals[row],
+                            {name: column[row] for name, column in columns.items()}, lines[row], item.segment)
 
 
 class _TextReader:
@@ -252,14 +317,23 @@ class _TextReader:
         self.next_run_has_y = False
         self.hold_next_report = False
         self.held: list[RawSample] = []
+        # blocks: the last line read as a row of the disk section, and when to try a block again
+        self.min_block_rows = blocks.MIN_ROWS
+        self.row_line = 0
+        self.row_clock_tokens = 1
+        self.block_rows = 4 * self.min_block_rows
+        self.no_block_before = 0
+        self.missed_blocks = 0
 
     # ---- the whole text
-    def read(self, lines: Iterable[str]) -> Iterator[RawSample]:
-        for number, raw in enumerate(lines, 1):
-            line = raw.rstrip("\r\n")
-            if not line.strip():
-                continue
-            yield from self._line(line, number)
+    def read(self, batches: Iterable[list[str] | bytes]) -> Iterator[RawSample | SampleBlock]:
+        first = 1
+        for batch in batches:
+            if isinstance(batch, bytes):
+                first += yield from self._chunk(batch, first)
+            else:
+                yield from self._batch(batch, first)
+                first += len(batch)
         yield from self._flush_report()
         if self.held:
             # the run printed nothing after its since-boot report: keep it, and say what it is
@@ -267,6 +341,18 @@ class _TextReader:
                                         f"averages since boot (no interval report follows)")
             yield from self.held
         self.held = []
+
+    def _batch(self, batch: list[str], first: int) -> Iterator[RawSample | SampleBlock]:
+        index, count = 0, len(batch)
+        while index < count:
+            number = first + index
+            line = batch[index].rstrip("\r\n")
+            index += 1
+            if not line.strip():
+                continue
+            yield from self._line(line, number)
+            if self.row_line == number and count - index >= self.min_block_rows and number >= self.no_block_before:
+                index += yield from self._sar_block(batch, index, first)
 
     def _line(self, line: str, number: int) -> Iterator[RawSample]:
         tokens = line.split()
@@ -403,12 +489,229 @@ class _TextReader:
                     self.source.headerless_rows += 1
             if parsed is None:
                 return
+        else:
+            self.row_line, self.row_clock_tokens = number, used   # the rows after it may be read as a block
         self._advance_day(seconds)
         device, values = parsed
         t = (self.day_start + seconds) if self.day is not None else float(seconds)
         if not self.source.decimal_comma and "," in line_text(rest):
             self.source.decimal_comma = True
         yield RawSample(device, t, None, values, number, self.segment)
+
+    def _sar_block(self, batch: list[str], start: int, first: int) -> Iterator[SampleBlock]:
+        """The rows of the disk section from batch[start] on, up to the next blank line, as one
+        SampleBlock; returns how many rows it took (0: none, they are read line by line)."""
+        stop = min(len(batch), start + self.block_rows)
+        try:
+            stop = batch.index("", start, stop)
+        except ValueError:
+            pass
+        rows = batch[start:stop]
+        ascii_rows = next((index for index, row in enumerate(rows) if not row.isascii()), len(rows))
+        block = None
+        if ascii_rows >= self.min_block_rows:
+            rows = rows[:ascii_rows]
+            block, _ = self._sar_rows(("\n".join(rows) + "\n").encode("ascii"), len(rows), first + start)
+        if block is not None:
+            yield block
+        self._tried_block(len(block) if block is not None else 0, stop - start, first + start)
+        return len(block) if block is not None else 0
+
+    def _chunk(self, chunk: bytes, first: int) -> Iterator[RawSample | SampleBlock]:
+        """A chunk of ASCII text whose only line break is a line feed (no NUL, CR, VT, FF or FS): read
+        line by line as _batch reads lines, but a block of disk rows straight from its bytes, each
+        of them never made a str. Returns the number of lines."""
+        position, number, size = 0, first, len(chunk)
+        while position < size:
+            start = position
+            end = chunk.find(b"\n", position)
+            end = size if end < 0 else end
+            position = end + 1
+            line = chunk[start:end].decode("ascii")
+            if line.strip():
+                yield from self._line(line, number)
+                if self.row_line == number and position < size and number >= self.no_block_before:
+                    rows, position = yield from self._chunk_block(chunk, position, number + 1, end - start)
+                    number += rows
+            number += 1
+        return number - first
+
+    def _chunk_block(self, chunk: bytes, position: int, number: int, row_length: int) -> Iterator[SampleBlock]:
+        """_sar_block on the bytes of a chunk from `position` (line `number`): returns the rows taken
+        and the position after them."""
+        size = len(chunk)
+        limit = position + self.block_rows * (row_length + 1)
+        stop = size if limit >= size else chunk.rfind(b"\n", position, limit) + 1
+        blank = chunk.find(b"\n\n", position - 1, stop)
+        if blank >= 0:
+            stop = blank + 1   # the rows before the blank line
+        data = chunk[position:stop]
+        if data and not data.endswith(b"\n"):
+            data += b"\n"     # the last line of the text
+        count = data.count(b"\n")
+        if count < self.min_block_rows and \
+                chunk.count(b"\n", position) + (not chunk.endswith(b"\n")) < self.min_block_rows:
+            return 0, position   # as _batch: too few lines left to try (not a miss that delays the next try)
+        block, consumed = self._sar_rows(data, count, number) if count >= self.min_block_rows else (None, 0)
+        if block is not None:
+            yield block
+        self._tried_block(len(block) if block is not None else 0, count, number)
+        return (len(block), min(size, position + consumed)) if block is not None else (0, position)
+
+    def _tried_block(self, taken: int, rows: int, first_row: int) -> None:
+        if taken == rows:
+            self.block_rows = min(blocks.MAX_ROWS, 2 * self.block_rows)
+        if taken >= self.min_block_rows:
+            self.missed_blocks = 0
+        else:
+            # rows that seldom fit: try again later, later each time it fails
+            self.no_block_before = first_row + taken + (self.min_block_rows << min(self.missed_blocks, 10))
+            self.missed_blocks += 1
+
+    def _sar_rows(self, data: bytes, count: int, first_number: int) -> tuple[SampleBlock | None, int]:
+        """The leading rows of `data` (`count` ASCII rows, each ending with a line feed) that read
+        as rows of the current disk header, as a block; and the bytes they take."""
+        import numpy
+
+        layout, used = self.layout, self.row_clock_tokens
+        width = used + len(layout.columns)
+        ends = numpy.flatnonzero(numpy.frombuffer(data, dtype=numpy.uint8) == ord("\n"))
+        if len(ends) != count:
+            return None, 0     # a line that held a line feed of its own
+        parsed = None
+        # sysstat's rows are fixed-width: the rows as long as the first are read as a byte matrix
+        lengths = numpy.diff(ends, prepend=-1)
+        longer = numpy.flatnonzero(lengths != lengths[0])
+        same = int(longer[0]) if len(longer) else count
+        if same >= self.min_block_rows and plain(head := data[:int(ends[same - 1]) + 1]):
+            fixed = fixed_rows(head, same, width)
+            if fixed is not None and fixed.bounds[0] == (0, 8):
+                parsed = self._fixed_sar_rows(fixed)
+                if parsed is not None and parsed[0][:self.min_block_rows].any():
+                    parsed = None   # the first rows are not fixed-width after all: let pandas try them
+        if parsed is None and plain(data):
+            parsed = self._pandas_sar_rows(data, count)
+        if parsed is None:
+            # read the rows before the first that keeps them from being read as a block
+            floats = sorted({used + index for index, _, _ in layout.read})
+            rows = data.decode("ascii").split("\n")
+            fit = 0
+            while fit < count and _plain_row(rows[fit], width, floats):
+                fit += 1
+            if fit < self.min_block_rows:
+                return None, 0
+            parsed = self._pandas_sar_rows(data[:int(ends[fit - 1]) + 1], fit)
+            if parsed is None:
+                return None, 0
+        bad, seconds, devices, values = parsed
+        taken = int(numpy.argmax(bad)) if bad.any() else len(bad)
+        if taken == 0:
+            return None, 0
+        seconds = seconds[:taken]
+        device_codes, device_names = devices(taken)
+        values = {name: column[:taken] for name, column in values.items()}
+        # _advance_day, row after row: a clock more than an hour behind the previous one is the next day
+        if self.day is not None:
+            passed_midnight = numpy.empty(taken, dtype=bool)
+            passed_midnight[1:] = seconds[1:] < seconds[:-1] - 3600
+            passed_midnight[0] = self.previous_clock is not None and seconds[0] < self.previous_clock - 3600
+            days = numpy.cumsum(passed_midnight)
+            t = (self.day_start + 86400.0 * days) + seconds   # whole seconds: exact, as day_start + seconds is
+            self.day += timedelta(days=int(days[-1]))
+        else:
+            t = seconds.astype(numpy.float64)
+        self.previous_clock = int(seconds[-1])
+        block = SampleBlock(devices=device_names, codes=device_codes, t=t, interval=None, values=values,
+                            lines=first_number + numpy.arange(taken, dtype=numpy.int64), segment=self.segment)
+        return block, int(ends[taken - 1]) + 1
+
+    def _fixed_sar_rows(self, fixed: FixedRows):
+        """(bad rows, seconds, devices, values) of fixed-width rows whose clock is HH:MM:SS."""
+        import numpy
+
+        layout, used, matrix = self.layout, self.row_clock_tokens, fixed.matrix
+
+        def field(index: int):
+            start, end = fixed.bounds[index]
+            return matrix[:, start:end]
+
+        bad = fixed.bad.copy()
+        # the clock as parse_clock reads it: HH:MM:SS (either separator may be a dot), 12-hour with AM/PM
+        clock = matrix[:, 0:8]
+        digits = (clock[:, [0, 1, 3, 4, 6, 7]] - ord("0")).astype(numpy.int64)
+        bad |= (digits > 9).any(axis=1)
+        bad |= ~numpy.isin(clock[:, [2, 5]], (ord(":"), ord("."))).all(axis=1)
+        hour, minute, second = digits[:, 0] * 10 + digits[:, 1], digits[:, 2] * 10 + digits[:, 3], digits[:, 4] * 10 + digits[:, 5]
+        device_codes, device_names = fixed_tokens(field(used + layout.device_index))
+        if used == 2:
+            offset = numpy.full(len(bad), -1)
+            for word, hours in _AMPM.items():
+                offset[token_is(field(1), word)] = hours
+            bad |= offset < 0
+            hour = hour % 12 + offset
+        elif layout.device_index == 0:
+            # a device named like AM/PM would make its rows read as 12-hour ones
+            named_ampm = [code for code, name in enumerate(device_names) if name in _AMPM]
+            if named_ampm:
+                bad |= numpy.isin(device_codes, named_ampm)
+        elif 0 not in {index for index, _, _ in layout.read}:
+            for word in _AMPM:
+                bad |= token_is(field(1), word)   # would be read as a 12-hour clock
+        bad |= (hour > 23) | (minute > 59) | (second > 60)
+        seconds = hour * 3600 + minute * 60 + second
+        decimals = fixed_decimals(matrix, [fixed.bounds[used + index] for index, _, _ in layout.read])
+        if decimals is None:
+            return None
+        columns, wrong = decimals
+        bad |= wrong
+        values = {}
+        for (_, name, factor), column in zip(layout.read, columns):
+            values[name] = column * factor
+        return bad, seconds, lambda taken: _first_rows(device_codes, device_names, taken), values
+
+    def _pandas_sar_rows(self, data: bytes, count: int):
+        """(bad rows, seconds, devices, values) of rows read by pandas' C reader; None when it cannot
+        read them all."""
+        import numpy
+        import pandas
+
+        layout, used = self.layout, self.row_clock_tokens
+        width = used + len(layout.columns)
+        floats = sorted({used + index for index, _, _ in layout.read})
+        device_column = used + layout.device_index
+        texts = sorted({0, device_column} | ({1} if used == 2 else set()))
+        frame = read_rows(data, width, r"\s+", floats, texts)
+        if frame is None or len(frame) != count or booleans_possible(frame, floats, data[:data.find(b"\n")].decode()):
+            return None
+        bad = missing_field(frame, skip=set(floats))
+        for index in floats:
+            bad |= ~numpy.isfinite(frame[index].to_numpy())
+        # the clock, read as parse_clock reads it (12-hour rows carry AM/PM as their second token)
+        time_codes, times = pandas.factorize(frame[0].to_numpy(dtype=object))
+        if used == 2:
+            ampm_codes, ampms = pandas.factorize(frame[1].to_numpy(dtype=object))
+            pair_codes, pairs = pandas.factorize(time_codes * len(ampms) + ampm_codes)
+            clocks = [parse_clock([times[pair // len(ampms)], ampms[pair % len(ampms)]]) for pair in pairs.tolist()]
+            clock_codes = pair_codes
+        else:
+            clocks = [parse_clock([clock]) for clock in times]
+            clock_codes = time_codes
+            if frame[1].dtype.kind not in "biuf":
+                bad |= numpy.isin(frame[1].to_numpy(dtype=object), list(_AMPM))   # would be read as a 12-hour clock
+        seconds_of = numpy.array([clock[0] if clock is not None and clock[1] == used else -1 for clock in clocks],
+                                 dtype=numpy.int64)
+        seconds = seconds_of[clock_codes]
+        bad |= seconds < 0
+        values = {}
+        for index, name, factor in layout.read:
+            values[name] = frame[used + index].to_numpy(dtype=numpy.float64) * factor
+        names = frame[device_column].to_numpy(dtype=object)
+
+        def devices(taken: int):
+            codes, uniques = pandas.factorize(names[:taken])
+            return codes, uniques.tolist()
+
+        return bad, seconds, devices, values
 
     def _advance_day(self, seconds: int) -> None:
         """A clock that goes back by more than an hour has passed midnight."""
