@@ -40,6 +40,13 @@ ENGINES = ("hyperscan", "python")
 CandidateLine = tuple[int, int, frozenset[str]]
 # Below this many keyword hits in a chunk the plain loop is faster than setting up arrays.
 _VECTOR_MIN_OCCURRENCES = 4096
+# The python engine picks each keyword's rarest 4 bytes as counted in this much of the text it reads.
+_ANCHOR_SAMPLE_BYTES = 256 << 10
+# ... and looks them up in a table of this many slots (64K uint32: 256 KiB, stays in the CPU cache),
+_ANCHOR_SLOT_BITS = 16
+# ... over blocks of the chunk this large, so that the arrays of one block stay in the cache too.
+_ANCHOR_BLOCK_BYTES = 1 << 20
+_GOLDEN = 2654435761  # Knuth's multiplicative hash: spreads 4-byte codes over the slots
 
 
 def _numbered(chunk: bytes, found: list[CandidateLine]) -> list[tuple[int, int, frozenset[str], int]]:
@@ -85,6 +92,7 @@ class Prefilter:
             raise ValueError(f"unknown prefilter engine {engine!r}; choose from {', '.join(ENGINES)} or auto")
         self.engine = engine
         self._database = self._compile_hyperscan() if engine == "hyperscan" and self._literals else None
+        self._anchored: _AnchoredScan | None = None
 
     def _compile_hyperscan(self):
         try:
@@ -118,7 +126,7 @@ class Prefilter:
             return []
         if self.engine == "hyperscan":
             return self._candidates_hyperscan(bytes(chunk))
-        return _numbered(chunk, self._candidates_python(chunk))
+        return self._candidates_python(chunk)
 
     def _candidates_hyperscan(self, chunk: bytes) -> list[tuple[int, int, frozenset[str], int]]:
         literal_count = len(self._literals)
@@ -131,10 +139,15 @@ class Prefilter:
             append(end * literal_count + literal_id)
 
         self._database.scan(chunk, match_event_handler=on_match)
+        return self._lines_of(chunk, occurrences)
+
+    def _lines_of(self, chunk: bytes, occurrences: list[int]) -> list[tuple[int, int, frozenset[str], int]]:
+        """The numbered candidate lines of `chunk`, from every keyword occurrence in it, each
+        packed as `end * literal_count + literal_id` (in any order)."""
         if len(occurrences) >= _VECTOR_MIN_OCCURRENCES:
             return self._group_with_numpy(chunk, occurrences)
         occurrences.sort()
-
+        literal_count = len(self._literals)
         masks = self._masks
         find, rfind, size = chunk.find, chunk.rfind, len(chunk)
         found: list[CandidateLine] = []
@@ -181,19 +194,117 @@ class Prefilter:
         return [(start, end, sets[mask], index) for start, end, mask, index in
                 zip(starts.tolist(), line_ends.tolist(), masks, lines.tolist())]
 
-    def _candidates_python(self, chunk: bytes) -> list[CandidateLine]:
-        find, rfind, size = chunk.find, chunk.rfind, len(chunk)
-        line_ends: dict[int, int] = {}
-        line_masks: dict[int, int] = {}
-        for literal, mask in zip(self._literals, self._masks):
+    def _candidates_python(self, chunk: bytes) -> list[tuple[int, int, frozenset[str], int]]:
+        scan = self._anchored
+        if scan is None or scan.sample_size < min(len(chunk), _ANCHOR_SAMPLE_BYTES):
+            # anchors chosen on more of the text this prefilter reads: a first chunk may be tiny
+            scan = self._anchored = _AnchoredScan(self._literals, bytes(chunk[:_ANCHOR_SAMPLE_BYTES]))
+        return self._lines_of(chunk, scan.occurrences(bytes(chunk)))
+
+
+class _AnchoredScan:
+    """Every occurrence of every literal, found with a few array operations per block of text,
+    whatever the number of literals.
+
+    Each literal of 4 bytes or more is anchored on its rarest 4 bytes (its "anchor"; counted in a
+    sample of the text): one table, indexed by a hash of 4 bytes, holds every anchor in its own
+    slot. Each position of the text is looked up (the text read as 4-byte integers at the four
+    alignments, hashed, looked up and compared at once by numpy): only where the 4 bytes equal the
+    anchor of their slot does Python check the literals anchored there. A literal occurs only where
+    its anchor does, so nothing is missed, and each is checked whole, so nothing is invented: the
+    result is exact whatever anchors were picked; the sample only decides how fast. Literals under
+    4 bytes are found with `bytes.find`, each on its own.
+    """
+
+    def __init__(self, literals: list[bytes], sample: bytes):
+        import numpy as np
+
+        self.sample_size = len(sample)
+        self.literals = literals
+        self.short = [(literal_id, literal) for literal_id, literal in enumerate(literals) if len(literal) < 4]
+        self.anchored: dict[int, list[tuple[int, int, bytes]]] = {}   # anchor -> (offset, id, literal)
+        slot_count = 1 << _ANCHOR_SLOT_BITS
+        self.shift = np.uint32(32 - _ANCHOR_SLOT_BITS)
+        self.multiplier = np.uint32(_GOLDEN)
+        taken: dict[int, int] = {}  # slot -> anchor
+        counts = _gram_counts(sample)
+        for literal_id, literal in enumerate(literals):
+            if len(literal) < 4:
+                continue
+            grams = [int.from_bytes(literal[i:i + 4], "little") for i in range(len(literal) - 3)]
+            # rarest first; an anchor whose slot another anchor holds is passed over
+            for offset in sorted(range(len(grams)), key=lambda i: (counts.get(grams[i], 0), i)):
+                gram = grams[offset]
+                slot = self._slot(gram)
+                if taken.get(slot, gram) == gram:
+                    taken[slot] = gram
+                    self.anchored.setdefault(gram, []).append((offset, literal_id, literal))
+                    break
+            else:
+                self.short.append((literal_id, literal))  # every anchor collides: found the slow way
+        # An empty slot must not equal the text that hashes to it: it holds a code of another slot.
+        table = np.zeros(slot_count, dtype=np.uint32)
+        filler = next(code for code in range(1, slot_count) if self._slot(code) != 0)
+        table[:] = filler
+        table[self._slot(filler)] = 0
+        for slot, gram in taken.items():
+            table[slot] = gram
+        self.table = table
+
+    def _slot(self, code: int) -> int:
+        return ((code * _GOLDEN) & 0xFFFFFFFF) >> (32 - _ANCHOR_SLOT_BITS)
+
+    def occurrences(self, chunk: bytes) -> list[int]:
+        """Each occurrence of a literal in `chunk`, as `end * literal_count + literal_id`; for the
+        short literals, only the first of each line (the rest of the line adds nothing)."""
+        import numpy as np
+
+        literal_count = len(self.literals)
+        found: list[int] = []
+        append = found.append
+        size = len(chunk)
+        if self.anchored:
+            padded = chunk + b"\n\n\n"  # the last positions' 4 bytes; a literal holds no newline
+            table, multiplier, shift = self.table, self.multiplier, self.shift
+            anchored = self.anchored
+            startswith = chunk.startswith
+            for block in range(0, size, _ANCHOR_BLOCK_BYTES):
+                length = min(_ANCHOR_BLOCK_BYTES, size - block)
+                for alignment in range(4):
+                    count = (length - alignment + 3) // 4
+                    if count <= 0:
+                        continue
+                    words = np.frombuffer(padded, dtype="<u4", count=count, offset=block + alignment)
+                    slots = words * multiplier
+                    slots >>= shift
+                    hits = np.flatnonzero(np.take(table, slots) == words)
+                    if not len(hits):
+                        continue
+                    starts = (hits * 4 + (block + alignment)).tolist()
+                    for position, gram in zip(starts, words[hits].tolist()):
+                        for offset, literal_id, literal in anchored[gram]:
+                            begin = position - offset
+                            if begin >= 0 and startswith(literal, begin):
+                                append((begin + len(literal)) * literal_count + literal_id)
+        for literal_id, literal in self.short:
+            find = chunk.find
             position = find(literal)
             while position >= 0:
-                line_start = rfind(b"\n", 0, position) + 1
+                append((position + len(literal)) * literal_count + literal_id)
                 line_end = find(b"\n", position + len(literal))
                 if line_end < 0:
-                    line_end = size
-                line_ends[line_start] = line_end
-                line_masks[line_start] = line_masks.get(line_start, 0) | mask
-                # The rest of this line cannot add anything for this literal.
+                    break
                 position = find(literal, line_end + 1)
-        return [(start, line_ends[start], self.family_set(line_masks[start])) for start in sorted(line_ends)]
+        return found
+
+
+def _gram_counts(sample: bytes) -> dict[int, int]:
+    """How often each 4 bytes occur in `sample`, as little-endian integers."""
+    import numpy as np
+
+    if len(sample) < 4:
+        return {}
+    raw = np.frombuffer(sample, dtype=np.uint8).astype(np.uint32)
+    grams = raw[:-3] | raw[1:-2] << 8 | raw[2:-1] << 16 | raw[3:] << 24
+    values, counts = np.unique(grams, return_counts=True)
+    return dict(zip(values.tolist(), counts.tolist()))
