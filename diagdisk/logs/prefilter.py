@@ -30,12 +30,16 @@ text the b"\\r" stays inside the reported span and the consumer strips it.
 
 from __future__ import annotations
 
+import functools
 import importlib.util
+import os
 from collections.abc import Iterable, Mapping
 
 from diagdisk.errors import DiagdiskError
 
 ENGINES = ("hyperscan", "python")
+# Overrides the "auto" choice (to compare the engines on one install, or to leave hyperscan out).
+ENGINE_VARIABLE = "DIAGDISK_PREFILTER"
 
 CandidateLine = tuple[int, int, frozenset[str]]
 # Below this many keyword hits in a chunk the plain loop is faster than setting up arrays.
@@ -62,10 +66,49 @@ def hyperscan_available() -> bool:
     return importlib.util.find_spec("hyperscan") is not None
 
 
+@functools.cache
+def hyperscan_importable() -> bool:
+    """Whether hyperscan imports here (its wheel may be missing, or built for another machine)."""
+    try:
+        import hyperscan  # noqa: F401
+    except (ImportError, OSError):
+        return False
+    return True
+
+
+def chosen_engine() -> str:
+    """The engine "auto" stands for: DIAGDISK_PREFILTER when set, else hyperscan when it imports."""
+    wanted = os.environ.get(ENGINE_VARIABLE, "").strip().lower() or "auto"
+    if wanted not in ("auto", *ENGINES):
+        raise DiagdiskError(f"{ENGINE_VARIABLE}={wanted!r} names no prefilter engine; choose auto, "
+                            f"{' or '.join(ENGINES)}")
+    if wanted == "auto":
+        return "hyperscan" if hyperscan_importable() else "python"
+    return wanted
+
+
+def engine_description() -> str:
+    """One line for `diagdisk --version`: the engine that runs, and why that one."""
+    engine = chosen_engine()
+    forced = ENGINE_VARIABLE in os.environ and os.environ[ENGINE_VARIABLE].strip().lower() not in ("", "auto")
+    why = f"chosen by {ENGINE_VARIABLE}" if forced else None
+    if engine == "hyperscan":
+        from importlib.metadata import PackageNotFoundError, version
+        try:
+            release = version("hyperscan")
+        except PackageNotFoundError:
+            release = "?"
+        return f"hyperscan {release} (compiled{', ' + why if why else ''})"
+    if why is None:
+        why = "hyperscan does not import here" if hyperscan_available() else "hyperscan is not installed"
+    return f"python (numpy, {why})"
+
+
 class Prefilter:
     """Literal keywords per grammar family, compiled once; `candidate_lines` runs per chunk.
 
-    `engine` is "auto" (hyperscan when importable, else python), "hyperscan" or "python".
+    `engine` is "auto" (chosen_engine(): hyperscan when it imports, else python), "hyperscan" or
+    "python".
     """
 
     def __init__(self, keywords: Mapping[str, Iterable[str]], engine: str = "auto"):
@@ -87,7 +130,7 @@ class Prefilter:
         self._family_sets: dict[int, frozenset[str]] = {}
 
         if engine == "auto":
-            engine = "hyperscan" if hyperscan_available() else "python"
+            engine = chosen_engine()
         if engine not in ENGINES:
             raise ValueError(f"unknown prefilter engine {engine!r}; choose from {', '.join(ENGINES)} or auto")
         self.engine = engine
