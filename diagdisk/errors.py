@@ -64,6 +64,13 @@ class NumberOutOfRange(ValueError):
 def bounded(text: str, limit: int, what: str, base: int = 10) -> int:
     """The number `text` spells (in `base`), when below `limit`; NumberOutOfRange otherwise.
     Digits are counted before converting, so a number of thousands of digits costs nothing."""
+    if len(text) <= 18:  # the usual case, on the path of every storm line: one int() and a compare
+        try:
+            value = int(text, base)
+        except ValueError:
+            value = limit
+        if value < limit:
+            return value
     digits = text.strip().lower()
     if base == 16:
         digits = digits.removeprefix("0x")

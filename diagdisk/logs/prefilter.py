@@ -13,16 +13,20 @@ Sample input::
     >>> [(chunk[s:e], sorted(f)) for s, e, f in prefilter.candidate_lines(chunk)]
     [(b'sd 2:0:1:0: [sdb] Sense Key : Medium Error', ['scsi']), (b'I/O error, dev sdb', ['block'])]
 
-Engines (measured on the project's 2-core machine with 90 keywords; benchmarks/README.md):
+Engines (measured on the project's 2-core machine with 291 keywords; benchmarks/README.md):
 
 - ``hyperscan`` (PyPI ``hyperscan``: MIT bindings with Vectorscan, BSD, statically linked in
-  manylinux/macOS/Windows wheels): a compiled multi-literal automaton, about 1.7 GB/s on a typical
-  log and 280 MB/s on an error storm (where Python work per candidate line dominates). It reports
-  every occurrence of every keyword, so the family set of each line is exact without a second look.
-- ``python``: the standard library only, used when hyperscan cannot be imported. One
-  ``bytes.find`` pass per keyword that jumps to the end of each line it hits, about 28 MB/s, over
-  twice a ``re`` alternation of the same literals (12 MB/s: sre tries every branch at every
-  byte). Its cost grows with the number of keywords.
+  manylinux/musllinux/macOS/Windows wheels; a regular dependency where those exist): a compiled
+  multi-literal automaton. It reports every occurrence of every keyword, so the family set of each
+  line is exact without a second look.
+- ``python``: numpy and the standard library, where hyperscan is not installed
+  (`_AnchoredScan`): each keyword is anchored on its rarest 4 bytes and every position of the text
+  is looked up in one hashed table of anchors by array operations, so its cost does not grow with
+  the number of keywords; Python checks whole keywords only where an anchor occurs. About 20x the
+  `bytes.find`-per-keyword loop it replaced, which slowed down in proportion to the keywords.
+
+"auto" (the default) takes hyperscan when it imports; DIAGDISK_PREFILTER=python|hyperscan
+chooses, and `diagdisk --version` names the engine that runs.
 
 Both engines return identical results; tests compare them. Lines end at b"\\n" only: with CRLF
 text the b"\\r" stays inside the reported span and the consumer strips it.
