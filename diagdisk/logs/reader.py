@@ -129,6 +129,7 @@ class LogReader:
         headered: bool | None = None
         consumed_line = 0        # last physical line a message already took (with its continuations)
         last_line_count = 0
+        last_window = None
         if segment is None:
             chunks = iter_chunks(path, chunk_size=chunk_size, warnings=result.warnings, name=source_name,
                                  max_line_bytes=self.limits.max_line_bytes, max_bytes=self.limits.max_file_bytes)
@@ -206,12 +207,15 @@ class LogReader:
                             pending.extend(context)
                             sort_pending = True
                     pending.append(event)
-            last_line_count = window.first_line + text.count(b"\n", 0, core_end) - 1 \
-                + (0 if text[core_end - 1:core_end] == b"\n" else 1)
+            last_window = window
             if sort_pending:
                 pending.sort(key=_line_of)  # context lines before an event come before it
             result.events_read += len(pending)
             yield from pending
+        if last_window is not None:  # the lines of the file (or segment): counted once, at its end
+            text, core_end = last_window.text, last_window.core_end
+            last_line_count = last_window.first_line + text.count(b"\n", 0, core_end) - 1 \
+                + (0 if text[core_end - 1:core_end] == b"\n" else 1)
         result.lines = max(last_line_count, 0)
 
     def _learn_plan(self, key: tuple, line: bytes, framed: Framed, event: dict, families: frozenset) -> None:
