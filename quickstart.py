@@ -4,8 +4,9 @@
     python3 quickstart.py demo    # analyze samples/demo-sosreport: summary, then report.html
     python3 quickstart.py test    # the whole test suite (what CI runs)
 
-Each command first makes `.venv` beside this file and installs diagdisk into it with its test,
-HTML, fast and fleet extras (again only when pyproject.toml changed). Debian's python3 comes without
+Each command first makes `.venv` beside this file and installs diagdisk into it, as `pip install .`
+does (HTML report and compiled prefilter included), with the test tools and the fleet extra
+(again only when pyproject.toml changed). Debian's python3 comes without
 ensurepip (it is in the python3-venv package); the virtualenv is then made without pip and pip is
 fetched from PyPI, where the other packages come from too. The Makefile's targets call this.
 """
@@ -25,7 +26,7 @@ from pathlib import Path
 ROOT = Path(__file__).resolve().parent
 VENV = ROOT / ".venv"
 PYTHON = VENV / "bin" / "python"
-EXTRAS = ".[test,html,fast,fleet]"
+EXTRAS = ".[test,fleet]"
 
 
 def main(argv: list[str]) -> int:

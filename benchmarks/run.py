@@ -3,6 +3,11 @@
     python benchmarks/run.py                      # 100M typical + 100M storm
     python benchmarks/run.py --sizes 1G           # the full run the targets are stated for
     python benchmarks/run.py --engines            # prefilter engines on the same files, in-process
+    python benchmarks/run.py --engine python      # diagdisk with the other prefilter engine
+
+diagdisk is the default install (`pip install .`: .venv made by quickstart.py, else this Python)
+with the prefilter engine it picks by itself (hyperscan where its wheels exist); `--engine`
+chooses one through DIAGDISK_PREFILTER. The engine used is printed with the figures.
 
 For each (size, mix) the log is generated once (cached under benchmarks/.cache by size, ratio and
 seed), then each tool runs in a fresh child process, timed by /usr/bin/time (wall clock and peak
@@ -120,11 +125,14 @@ def count_lines(path: Path) -> int:
 
 
 def measure(command: list[str], env: dict[str, str] | None = None) -> dict:
-    """Run one command in a fresh child; wall seconds, peak RSS in MB, exit code, first stdout line."""
+    """Run one command in a fresh child; wall seconds, CPU seconds (user + system, all its
+    processes; the machine's other load barely changes it), peak RSS in MB, exit code, first
+    stdout line."""
     time_binary = shutil.which("time", path="/usr/bin:/bin")
+    cpu = None
     with tempfile.NamedTemporaryFile("r", suffix=".time") as report:
         if time_binary:
-            wrapped = [time_binary, "-f", "%e %M", "-o", report.name, *command]
+            wrapped = [time_binary, "-f", "%U %S %M", "-o", report.name, *command]
         else:
             wrapped = [sys.executable, "-c", RUSAGE_WRAPPER, *command]
         start = time.perf_counter()
@@ -133,11 +141,12 @@ def measure(command: list[str], env: dict[str, str] | None = None) -> dict:
         if time_binary:
             fields = report.read().split()
             peak_kb = int(fields[-1]) if fields else 0
+            cpu = float(fields[-3]) + float(fields[-2]) if len(fields) >= 3 else None
         else:
             last = completed.stderr.decode(errors="replace").strip().splitlines()[-1]
             peak_kb = json.loads(last)["peak_kb"]
     output = completed.stdout.decode(errors="replace").strip().splitlines()
-    return {"seconds": seconds, "peak_mb": peak_kb / 1024, "returncode": completed.returncode,
+    return {"seconds": seconds, "cpu": cpu, "peak_mb": peak_kb / 1024, "returncode": completed.returncode,
             "output": output[0] if output else "", "stderr": completed.stderr.decode(errors="replace")[-400:]}
 
 
@@ -154,6 +163,21 @@ def diagdisk_runs() -> bool:
         return subprocess.run([*diagdisk_command(), "--help"], capture_output=True, cwd=ROOT, timeout=60).returncode == 0
     except (OSError, subprocess.TimeoutExpired):
         return False
+
+
+def diagdisk_env(engine: str) -> dict[str, str]:
+    return dict(os.environ, DIAGDISK_PREFILTER=engine)
+
+
+def diagdisk_engine(engine: str) -> str:
+    """What `diagdisk --version` says of the prefilter engine it runs with."""
+    try:
+        answer = subprocess.run([*diagdisk_command(), "--version"], capture_output=True, text=True, cwd=ROOT,
+                                timeout=60, env=diagdisk_env(engine))
+    except (OSError, subprocess.TimeoutExpired):
+        return "n/a"
+    return next((line.split(": ", 1)[1] for line in answer.stdout.splitlines() if line.startswith("prefilter engine:")),
+                "n/a")
 
 
 def insights_python() -> Path | None:
@@ -175,7 +199,7 @@ def startup_seconds(runs: int = 5) -> float | None:
     return statistics.median(measure([*diagdisk_command(), "--help"])["seconds"] for _ in range(runs))
 
 
-def benchmark(sizes: list[int], mixes: list[str], seed: int, with_insights: bool) -> list[dict]:
+def benchmark(sizes: list[int], mixes: list[str], seed: int, with_insights: bool, engine: str = "auto") -> list[dict]:
     keywords = load_keywords()
     literals = sorted({word for words in keywords.values() for word in words})
     grep_pattern = "|".join(re.escape(word).replace("\\ ", " ") for word in literals)
@@ -197,7 +221,8 @@ def benchmark(sizes: list[int], mixes: list[str], seed: int, with_insights: bool
                 if command is None:
                     row["result"] = None
                 else:
-                    env = dict(os.environ, LC_ALL="C") if tool == "grep" else None
+                    env = dict(os.environ, LC_ALL="C") if tool == "grep" else \
+                        diagdisk_env(engine) if tool == "diagdisk" else None
                     print(f"running {tool} on {path.name} ...", file=sys.stderr, flush=True)
                     result = measure(command, env)
                     ok = result["returncode"] in (0, 1) if tool != "insights-core" else result["returncode"] == 0
@@ -215,9 +240,15 @@ def human_size(size: int) -> str:
     return str(size)
 
 
-def print_table(rows: list[dict], startup: float | None) -> None:
+def print_table(rows: list[dict], startup: float | None, engine: str = "n/a") -> None:
     print(f"machine: {platform.machine()}, {os.cpu_count()} cores, Python {platform.python_version()}, {platform.platform()}")
-    header = f"{'tool':<14}{'size':>6} {'mix':<8}{'seconds':>9}{'MB/s':>9}{'lines/s':>12}{'peak RSS MB':>13}  {'matches':>9}"
+    try:
+        print(f"load average (1, 5, 15 min) when done: {' '.join(f'{load:.1f}' for load in os.getloadavg())}")
+    except OSError:
+        pass
+    print(f"diagdisk prefilter engine: {engine}")
+    header = (f"{'tool':<14}{'size':>6} {'mix':<8}{'seconds':>9}{'MB/s':>9}{'CPU s':>8}{'lines/s':>12}"
+              f"{'peak RSS MB':>13}  {'matches':>9}")
     print(header)
     print("-" * len(header))
     speed: dict[tuple[str, int, str], float] = {}
@@ -229,7 +260,8 @@ def print_table(rows: list[dict], startup: float | None) -> None:
             continue
         mb_per_s = row["megabytes"] / result["seconds"]
         speed[(row["tool"], row["size"], row["mix"])] = mb_per_s
-        print(f"{label}{result['seconds']:9.2f}{mb_per_s:9.1f}{row['lines'] / result['seconds']:12,.0f}"
+        cpu = f"{result['cpu']:8.1f}" if result.get("cpu") is not None else f"{'n/a':>8}"
+        print(f"{label}{result['seconds']:9.2f}{mb_per_s:9.1f}{cpu}{row['lines'] / result['seconds']:12,.0f}"
               f"{result['peak_mb']:13.0f}  {result['output'][:9]:>9}")
     print()
     for size, mix in dict.fromkeys((row["size"], row["mix"]) for row in rows):
@@ -322,7 +354,8 @@ def compare_engines(sizes: list[int], mixes: list[str], seed: int, chunk_size: i
 
     keywords = load_keywords()
     literals = sorted({word.encode() for words in keywords.values() for word in words})
-    print(f"{len(literals)} literals in {len(keywords)} families, {chunk_size >> 20} MiB chunks, in memory (no I/O)")
+    print(f"{len(literals)} literals in {len(keywords)} families, {chunk_size >> 20} MiB chunks, in memory (no I/O), "
+          "MB per CPU second")
     for size in sizes:
         for mix in mixes:
             path = log_file(size, mix, seed)
@@ -340,9 +373,10 @@ def compare_engines(sizes: list[int], mixes: list[str], seed: int, chunk_size: i
                 except Exception as exc:  # an engine that is not installed, or refuses the literals
                     print(f"{human_size(size):>6} {mix:<8} {name:<30} n/a ({exc.__class__.__name__}: {exc})")
                     continue
-                start = time.perf_counter()
+                # CPU time of this process: on a shared machine, what the engine costs, not the neighbours
+                start = time.process_time()
                 found = [find_lines(chunk) for chunk in chunks]
-                seconds = time.perf_counter() - start
+                seconds = time.process_time() - start
                 reference = reference if reference is not None else found
                 agrees = "same lines" if found == reference else "DIFFERENT LINES"
                 print(f"{human_size(size):>6} {mix:<8} {name:<30} {megabytes / seconds:8.1f} MB/s  "
@@ -357,6 +391,8 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--no-insights", action="store_true", help="skip insights-core")
     parser.add_argument("--engines", action="store_true", help="compare prefilter engines instead of tools")
     parser.add_argument("--chunk-size", type=generate_log.parse_size, default=16 << 20, help="for --engines")
+    parser.add_argument("--engine", choices=("auto", "hyperscan", "python"), default="auto",
+                        help="diagdisk's prefilter engine (default: the one the install picks by itself)")
     args = parser.parse_args(argv)
     sizes = [generate_log.parse_size(size) for size in args.sizes.split(",")]
     mixes = args.mixes.split(",")
@@ -366,8 +402,9 @@ def main(argv: list[str] | None = None) -> int:
     if args.engines:
         compare_engines(sizes, mixes, args.seed, args.chunk_size)
         return 0
-    rows = benchmark(sizes, mixes, args.seed, with_insights=not args.no_insights)
-    print_table(rows, startup_seconds())
+    engine = diagdisk_engine(args.engine)
+    rows = benchmark(sizes, mixes, args.seed, with_insights=not args.no_insights, engine=args.engine)
+    print_table(rows, startup_seconds(), engine)
     return 0
 
 

@@ -57,3 +57,31 @@ class PartialRead(str):
 
 def is_partial(warning: str) -> bool:
     return isinstance(warning, PartialRead)
+
+
+class NumberOutOfRange(ValueError):
+    """A number read from a log is larger than the field it fills can hold (a sector of 2^80, an
+    H:C:T:L part past 2^32, an uptime of 20 digits): the line that holds it is not read, and its
+    source gets a warning, never a crash."""
+
+
+def bounded(text: str, limit: int, what: str, base: int = 10) -> int:
+    """The number `text` spells (in `base`), when below `limit`; NumberOutOfRange otherwise.
+    Digits are counted before converting, so a number of thousands of digits costs nothing."""
+    if len(text) <= 18:  # the usual case, on the path of every storm line: one int() and a compare
+        try:
+            value = int(text, base)
+        except ValueError:
+            value = limit
+        if value < limit:
+            return value
+    digits = text.strip().lower()
+    if base == 16:
+        digits = digits.removeprefix("0x")
+    digits = digits.lstrip("0") or "0"
+    width = limit.bit_length() // 4 + 1 if base == 16 else len(str(limit))
+    value = int(digits, base) if len(digits) <= width else limit
+    if value >= limit:
+        shown = text.strip() if len(text.strip()) <= 24 else text.strip()[:24] + "..."
+        raise NumberOutOfRange(f"{what} {shown} out of range")
+    return value

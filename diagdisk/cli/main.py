@@ -95,6 +95,19 @@ class LazyGroup(click.Group):
             ctx.exit(int(ExitCode.INTERNAL))
 
 
+def _print_version(ctx, _param, value):
+    if not value or ctx.resilient_parsing:
+        return
+    from ..logs.prefilter import engine_description
+    click.echo(f"diagdisk, version {__version__}")
+    try:
+        click.echo(f"prefilter engine: {engine_description()}")
+    except DiagdiskError as exc:
+        click.echo(f"diagdisk: {exc}", err=True)
+        ctx.exit(int(ExitCode.BAD_INPUT))
+    ctx.exit()
+
+
 @click.group(cls=LazyGroup, context_settings={"help_option_names": ["-h", "--help"]},
              epilog="""\b
 Examples:
@@ -107,7 +120,8 @@ Examples:
   sudo diagdisk collect --analyze                  live host -> bundle -> report
 
 """ + EXIT_CODES_HELP)
-@click.version_option(__version__, prog_name="diagdisk")
+@click.option("--version", is_flag=True, expose_value=False, is_eager=True, callback=_print_version,
+              help="Show the version and the prefilter engine that runs (hyperscan or python), then exit.")
 @click.option("--debug", is_flag=True, help="Show Python tracebacks for unexpected errors (also after a command).")
 @click.pass_context
 def main(ctx, debug):

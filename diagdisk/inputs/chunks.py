@@ -409,6 +409,7 @@ def iter_windows(chunks: Iterable[tuple[bytes, int]], context_lines: int,
     tail_lines = tail.count(b"\n")
     core_parts: list[bytes] = []
     core_bytes = 0
+    core_newlines: int | None = None  # known once the core is a former look-ahead: counted then
     core_first = 1
     ahead_parts: list[bytes] = []
     ahead_newlines = 0
@@ -418,6 +419,7 @@ def iter_windows(chunks: Iterable[tuple[bytes, int]], context_lines: int,
         if not core_parts or core_bytes < first_core_bytes:
             core_parts.append(chunk)
             core_bytes += len(chunk)
+            core_newlines = None
             continue
         ahead_parts.append(chunk)
         ahead_newlines += chunk.count(b"\n")
@@ -427,11 +429,13 @@ def iter_windows(chunks: Iterable[tuple[bytes, int]], context_lines: int,
         core = b"".join(core_parts)
         yield Window(tail + core + ahead[:_first_lines_end(ahead, context_lines)], core_first - tail_lines,
                      len(tail), len(tail) + len(core))
-        tail = _last_lines(core, context_lines) if core.count(b"\n") >= context_lines \
+        if core_newlines is None:
+            core_newlines = core.count(b"\n")
+        tail = _last_lines(core, context_lines) if core_newlines >= context_lines \
             else _last_lines(tail + core, context_lines)
         tail_lines = tail.count(b"\n")
-        core_first += core.count(b"\n")
-        core_parts, core_bytes = [ahead], len(ahead)
+        core_first += core_newlines
+        core_parts, core_bytes, core_newlines = [ahead], len(ahead), ahead_newlines
         ahead_parts, ahead_newlines = [], 0
     if core_parts:
         core = b"".join(core_parts + ahead_parts)

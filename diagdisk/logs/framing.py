@@ -89,6 +89,35 @@ class Framed:
     month_day_time: tuple[int, int, str, str] | None = None  # syslog time without a year
     repeat: int | None = None           # "last message repeated N times"
     indented: bool = False
+    bad_header: str | None = None       # a header number out of range ("Mar 99 99:99:99"): what it was
+
+
+# An uptime past this (544 years) is no uptime: the kernel's clock is a u64 of nanoseconds, and the
+# records count seconds in 64-bit integers.
+MAX_UPTIME_SECONDS = 1 << 34
+_MAX_REPEAT = 1 << 32
+
+
+def valid_day_time(day: str | bytes, hms: str | bytes) -> bool:
+    """Whether a syslog day of the month and HH:MM:SS (digits, as the header patterns take them)
+    name a time: day 1-31, hour 0-23, minute 0-59, second 0-60 (a leap second)."""
+    return 1 <= int(day) <= 31 and int(hms[:2]) < 24 and int(hms[3:5]) < 60 and int(hms[6:8]) <= 60
+
+
+def _month_day_time(framed: Framed, month: str, day: str, hms: str, frac: str | None) -> None:
+    """Set the syslog time of `framed`, or say why its header holds none (day 99, hour 25)."""
+    if valid_day_time(day, hms):
+        framed.month_day_time = (MONTHS[month], int(day), hms, frac or "")
+    else:
+        framed.bad_header = f"syslog stamp {month} {day} {hms}"
+
+
+def _uptime(framed: Framed, text: str) -> None:
+    """Set the uptime of `framed` from a dmesg stamp's seconds, or say why it holds none."""
+    if len(text) > 24 or float(text) >= MAX_UPTIME_SECONDS:
+        framed.bad_header = f"uptime stamp [{text if len(text) <= 24 else text[:24] + '...'}]"
+    else:
+        framed.uptime = float(text)
 
 
 def normalize_text(text: str) -> str:
@@ -130,20 +159,22 @@ def _frame_common(text: str) -> Framed | None:
         m = _BSD_COMMON.match(text)
         if m is None:
             return None
-        framed = Framed(message="", header="syslog", host=m[5], tag=m[6],
-                        month_day_time=(MONTHS[m[1]], int(m[2]), m[3], m[4] or ""))
+        framed = Framed(message="", header="syslog", host=m[5], tag=m[6])
+        _month_day_time(framed, m[1], m[2], m[3], m[4])
     elif first.isdigit():
         m = _ISO_COMMON.match(text)
         if m is None:
             return None
         framed = Framed(message="", header="rfc3339", host=m[2], tag=m[3], wall=_iso_datetime(m[1]))
+        if framed.wall is None:
+            framed.bad_header = f"time stamp {m[1]}"
     else:
         return None
     rest = text[m.end():]
     if rest[:1] in ("<", "[") or rest[:1].isdigit():
         return None
     if m.lastindex == 7 and first.isalpha() or m.lastindex == 4 and not first.isalpha():
-        framed.uptime = float(m[m.lastindex])
+        _uptime(framed, m[m.lastindex])
     stripped = rest.lstrip()
     framed.indented = len(stripped) != len(rest)
     framed.message = stripped.rstrip()
@@ -173,8 +204,13 @@ def _frame_kmsg(text: str) -> Framed | None:
         if "\\x" in message:
             message = _KMSG_ESCAPE.sub(_unescape_kmsg, message)
         stripped = message.lstrip()
-        return Framed(message=stripped.rstrip(), header="kmsg", uptime=int(m["usec"]) / 1e6,
-                      indented=len(stripped) != len(message))
+        framed = Framed(message=stripped.rstrip(), header="kmsg", indented=len(stripped) != len(message))
+        usec = m["usec"]
+        if len(usec) > 20 or int(usec) >= MAX_UPTIME_SECONDS * 1_000_000:
+            framed.bad_header = f"kmsg time {usec if len(usec) <= 24 else usec[:24] + '...'} us"
+        else:
+            framed.uptime = int(usec) / 1e6
+        return framed
     if _KMSG_DICT.match(text):
         return Framed(message="", header="kmsg")
     return None
@@ -213,9 +249,12 @@ def _frame_general(text: str) -> Framed:
                 timed = True
                 framed.header = "syslog"
                 framed.host = m["host"]
-                framed.month_day_time = (MONTHS[m["mon"]], int(m["day"]), m["hms"], m["frac"] or "")
+                _month_day_time(framed, m["mon"], m["day"], m["hms"], m["frac"])
                 if m["repeat"]:
-                    framed.repeat = int(m["times"])
+                    times = m["times"]
+                    framed.repeat = int(times) if len(times) <= 10 and int(times) < _MAX_REPEAT else None
+                    if framed.repeat is None:
+                        framed.bad_header = f"repeat count {times[:24]}"
                     framed.message = ""
                     return framed
                 framed.tag = m["tag"]
@@ -229,6 +268,8 @@ def _frame_general(text: str) -> Framed:
                 framed.host = m["host"]
                 framed.tag = m["tag"] or m["ptag"]
                 framed.wall = _parse_iso(m["date"], m["hms"], m["frac"], m["tz"])
+                if framed.wall is None:
+                    framed.bad_header = f"time stamp {text[m.start('date'):max(m.end('hms'), m.end('frac'), m.end('tz'))]}"
                 pos = m.end()
                 progress = True
                 continue
@@ -238,6 +279,8 @@ def _frame_general(text: str) -> Framed:
                 framed.header = framed.header or "dmesg_T"
                 framed.wall = _valid_datetime(int(m["year"]), month_number(m["mon"]), int(m["day"]),
                                               *map(int, m["hms"].split(":")))
+                if framed.wall is None:
+                    framed.bad_header = f"time stamp {m[0].strip()}"
                 pos = m.end()
                 progress = True
                 continue
@@ -251,7 +294,7 @@ def _frame_general(text: str) -> Framed:
             if m:
                 outermost = framed.header is None
                 framed.header = framed.header or "dmesg"
-                framed.uptime = float(m["up"])
+                _uptime(framed, m["up"])
                 pos = m.end()
                 progress = True
                 if outermost:

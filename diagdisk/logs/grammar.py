@@ -20,6 +20,7 @@ from lark import Lark, Token, Tree
 from lark.exceptions import LarkError
 
 from ..decode import adapters, devnames
+from ..errors import DiagdiskError, NumberOutOfRange, bounded
 from .events import EVENT_KINDS, split_alias
 from ..larkbuild import build_lark
 from ..resources import grammars_dir
@@ -34,9 +35,20 @@ FAMILY_ORDER = ("scsi", "ata", "nvme", "md", "dm", "fs", "fc", "iscsi", "virt", 
 FALLBACK_FAMILY = "device"
 
 
-def _hex(text: str) -> int:
-    text = text.lower().removeprefix("0x").removesuffix("h")
-    return int(text, 16)
+# The widest field each number fills, as the kernel holds it: H:C:T:L host, channel and target are
+# unsigned int, a LUN u64 (scsilun_to_int); sectors and LBAs are sector_t (u64) but are kept below
+# 2^63, the widest integer the event table (int64 columns) holds; counts and indexes fit 32 bits.
+U32 = 1 << 32
+SECTOR_LIMIT = 1 << 63
+LUN_LIMIT = 1 << 64
+
+
+def _hex(text: str, limit: int = LUN_LIMIT, what: str = "hex number") -> int:
+    return bounded(text.lower().removesuffix("h"), limit, what, 16)
+
+
+def _u32(what: str) -> Callable[[str], int]:
+    return lambda text: bounded(text, U32, what)
 
 
 def _sense_key_from_text(text: str) -> int | None:
@@ -102,7 +114,10 @@ def _usb_port_device(text: str) -> str:
 
 
 def _hctl_fields(text: str) -> dict:
-    host, channel, target, lun = (int(x) for x in re.split(r"[:]", text))
+    parts = text.split(":")
+    host, channel, target = (bounded(part, U32, f"H:C:T:L {name}") for part, name in
+                             zip(parts[:3], ("host", "channel", "target")))
+    lun = bounded(parts[3], LUN_LIMIT, "H:C:T:L lun")
     return {"hctl": f"{host}:{channel}:{target}:{lun}", "host": host, "channel": channel,
             "target": target, "lun": lun}
 
@@ -110,8 +125,15 @@ def _hctl_fields(text: str) -> dict:
 def _aic_hctl_fields(text: str) -> dict:
     """aic7xxx 'scsi0:A:4:0' / 'scsi0:0:4:0': host, channel (letter A = 0), target, lun."""
     host, channel, target, lun = text.removeprefix("scsi").split(":")
-    channel_number = ord(channel) - ord("A") if channel.isalpha() else int(channel)
+    channel_number = ord(channel) - ord("A") if channel.isalpha() else bounded(channel, U32, "channel")
     return _hctl_fields(f"{host}:{channel_number}:{target}:{lun}")
+
+
+def _majmin(text: str, hex_numbers: bool) -> str:
+    # a major or minor past 32 bits is no device number (dev_t holds both in 32 bits)
+    for number in re.split(r"[:,]", text.strip("()")):
+        bounded(number, U32, "device number", 16 if hex_numbers else 10)
+    return devnames.parse_majmin(text, hex_numbers=hex_numbers)
 
 
 def _blockdev_fields(text: str) -> dict:
@@ -243,18 +265,18 @@ def _adapter_prefix_fields(text: str) -> dict:
 # terminal name -> function(token text) -> dict of event fields
 CONVERTERS: dict[str, Callable[[str], dict]] = {
     "HCTL": _hctl_fields,
-    "HOSTNUM": lambda t: {"host": int(t)},
-    "CHANNEL": lambda t: {"channel": int(t)},
-    "TARGET": lambda t: {"target": int(t)},
-    "LUN": lambda t: {"lun": int(t)},
-    "SCSIHOST": lambda t: {"host": int(t.removeprefix("scsi").removeprefix("host"))},
-    "SCSIHOST__SPACED": lambda t: {"host": int(t.removeprefix("scsi").removesuffix(":"))},
+    "HOSTNUM": lambda t: {"host": bounded(t, U32, "host")},
+    "CHANNEL": lambda t: {"channel": bounded(t, U32, "channel")},
+    "TARGET": lambda t: {"target": bounded(t, U32, "target")},
+    "LUN": lambda t: {"lun": bounded(t, LUN_LIMIT, "lun")},
+    "SCSIHOST": lambda t: {"host": bounded(t.removeprefix("scsi").removeprefix("host"), U32, "host")},
+    "SCSIHOST__SPACED": lambda t: {"host": bounded(t.removeprefix("scsi").removesuffix(":"), U32, "host")},
     "BLOCKDEV": _blockdev_fields,
-    "MAJMIN__HEX": lambda t: {"majmin": devnames.parse_majmin(t, hex_numbers=True)},
-    "MAJMIN": lambda t: {"majmin": devnames.parse_majmin(t, hex_numbers=False)},
-    "SECTOR": lambda t: {"sector": int(t)},
-    "SECTOR__HEX": lambda t: {"sector": _hex(t)},
-    "TAG": lambda t: {"tag": int(t)},
+    "MAJMIN__HEX": lambda t: {"majmin": _majmin(t, hex_numbers=True)},
+    "MAJMIN": lambda t: {"majmin": _majmin(t, hex_numbers=False)},
+    "SECTOR": lambda t: {"sector": bounded(t, SECTOR_LIMIT, "sector")},
+    "SECTOR__HEX": lambda t: {"sector": _hex(t, SECTOR_LIMIT, "sector")},
+    "TAG": lambda t: {"tag": bounded(t, U32, "tag")},
     "SENSE_KEY": lambda t: {"sense_key": _sense_key_from_text(t)},
     "SENSE_KEY__H": lambda t: {"sense_key": _hex(t)},
     "ASC__HEX": lambda t: {"asc": _hex(t)},
@@ -290,11 +312,11 @@ CONVERTERS: dict[str, Callable[[str], dict]] = {
     "NVME_STATUS": lambda t: {"nvme_status": t.strip()},
     "SCT__HEX": lambda t: {"sct": _hex(t)},
     "SC__HEX": lambda t: {"sc": _hex(t)},
-    "QID": lambda t: {"qid": int(t)},
+    "QID": lambda t: {"qid": bounded(t, U32, "queue id")},
     "MD": lambda t: {"md": t},
     "MD_LEVEL": lambda t: {"md_level": t},
-    "DEVICES_LEFT": lambda t: {"md_devices_left": int(t)},
-    "RAID_DISKS": lambda t: {"md_raid_disks": int(t)},
+    "DEVICES_LEFT": lambda t: {"md_devices_left": bounded(t, U32, "device count")},
+    "RAID_DISKS": lambda t: {"md_raid_disks": bounded(t, U32, "device count")},
     "OTHER_MIRROR": lambda t: {"md_other_mirror": t},
     "REDIRECTED_TO": lambda t: {"md_other_mirror": t},
     "CONF_LEVEL": lambda t: {"md_level": t.lower()},
@@ -308,10 +330,10 @@ CONVERTERS: dict[str, Callable[[str], dict]] = {
     "MODEL": lambda t: {"model": t.strip()},
     "REVISION": lambda t: {"revision": t.strip()},
     "DEVTYPE": lambda t: {"devtype": t.strip()},
-    "WO": lambda t: {"md_write_only": int(t)},
-    "ONLINE": lambda t: {"md_online": int(t)},
-    "SLOT": lambda t: {"md_slot": int(t)},
-    "COUNT": lambda t: {"repeat": int(t)},
+    "WO": lambda t: {"md_write_only": bounded(t, U32, "md write-only flag")},
+    "ONLINE": lambda t: {"md_online": bounded(t, U32, "md online flag")},
+    "SLOT": lambda t: {"md_slot": bounded(t, U32, "md slot")},
+    "COUNT": lambda t: {"repeat": bounded(t, U32, "repeat count")},
     "VMR": lambda t: _vendor_model_rev(t),
     "RESET_LEVEL": lambda t: {"detail": t},
     "OUTCOME": lambda t: {"text": t},
@@ -522,7 +544,7 @@ CONVERTERS: dict[str, Callable[[str], dict]] = {
     **{name: (lambda t: {"driver": "xen_scsifront"}) for name in ("XEN_SCSIFRONT", "XEN_SCSIFRONT_DISABLED")},
     # -- end of sections --
     # md "active with 1 out of 2 mirrors": the terminal only matches a short set, so a cached shape is never reused for a full one.
-    "MD_ACTIVE_OF": lambda t: {"md_devices_left": int(t.split()[0])},
+    "MD_ACTIVE_OF": lambda t: {"md_devices_left": bounded(t.split()[0], U32, "device count")},
     # device-mapper names its devices dm-<minor>, so "253:3" is dm-3 whatever the (dynamic) major.
     "DM_MAJMIN": lambda t: {"dm": "dm-" + t.split(":")[1]},
     # "scsi2 : ata_piix": one lower-case word is the driver's name; anything else is its description
@@ -829,7 +851,10 @@ def parse_line(text: str) -> list[dict]:
     from .framing import frame_line
     from .enrich import enrich_event
     framed = frame_line(text)
-    event = _line_parser().parse(framed.message)
+    try:
+        event = _line_parser().parse(framed.message)
+    except NumberOutOfRange as exc:
+        raise DiagdiskError(f"{exc}: no such value in a kernel message") from None
     if event is None:
         return []
     event["raw"] = text

@@ -22,8 +22,9 @@ import itertools
 import operator
 import re
 
+from ..errors import NumberOutOfRange
 from .clock import wall_epoch
-from .framing import _BSD_COMMON, _ISO_COMMON, MONTHS, _iso_datetime
+from .framing import _BSD_COMMON, _ISO_COMMON, MAX_UPTIME_SECONDS, MONTHS, _iso_datetime, valid_day_time
 from .grammar import _HEX_DIGITS, CONVERTERS, _Shape
 
 _MAX_PLANS = 20000
@@ -83,7 +84,10 @@ class _Token:
         elif self.convert is None:
             found = {}
         else:
-            found = {name: value for name, value in self.convert(decoded).items() if value is not None}
+            try:
+                found = {name: value for name, value in self.convert(decoded).items() if value is not None}
+            except NumberOutOfRange:
+                found = None  # the general way reads the line, and warns
         self.cache[text] = found
         return found
 
@@ -199,7 +203,10 @@ class LinePlan:
         """What the grammar's shape reads in this line's message, less the fields of the tokens
         that change from line to line; checked in context, once per combination of texts."""
         message = match.string[match.start(self.message_group):match.end()].decode()
-        event = self.shape.apply(message)
+        try:
+            event = self.shape.apply(message)
+        except NumberOutOfRange:
+            return None
         if event is None:
             return None
         for name in _VOLATILE_FIELDS:
@@ -221,8 +228,9 @@ class LinePlan:
             return None
         if self.uptime_group is not None:
             uptime = match.group(self.uptime_group + 1)
-            if not _HEADER_PARTS["uptime"].fullmatch(uptime):
-                return None
+            if not _HEADER_PARTS["uptime"].fullmatch(uptime) or len(uptime) > 24 \
+                    or float(uptime) >= MAX_UPTIME_SECONDS:
+                return None  # framing says why (an uptime out of range), the general way warns
             return {**found, "_uptime": float(uptime)}
         return found
 
@@ -234,15 +242,17 @@ class LinePlan:
             day, hms = groups[header["day"]], groups[header["hms"]]
             frac = groups[header["frac"]] if "frac" in header else b""
             if not (_HEADER_PARTS["day"].fullmatch(day) and _HEADER_PARTS["hms"].fullmatch(hms)
-                    and (not frac or _HEADER_PARTS["frac"].fullmatch(frac))):
+                    and (not frac or _HEADER_PARTS["frac"].fullmatch(frac)) and valid_day_time(day, hms)):
                 return None
             return {"_mdt": (self.month, int(day), hms.decode(), frac.decode())}
         stamp = groups[header["stamp"]]
         if not _HEADER_PARTS["stamp"].fullmatch(stamp):
             return None
         moment = _iso_datetime(stamp.decode())
+        if moment is None:
+            return None  # no time: the general way reads the line, and warns
         # the whole second too, which clock.SourceClock would otherwise work out again
-        return {} if moment is None else {"_wall": moment, "_wall_second": int(wall_epoch(moment))}
+        return {"_wall": moment, "_wall_second": int(wall_epoch(moment))}
 
 
 class PlanHit:

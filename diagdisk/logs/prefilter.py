@@ -13,16 +13,20 @@ Sample input::
     >>> [(chunk[s:e], sorted(f)) for s, e, f in prefilter.candidate_lines(chunk)]
     [(b'sd 2:0:1:0: [sdb] Sense Key : Medium Error', ['scsi']), (b'I/O error, dev sdb', ['block'])]
 
-Engines (measured on the project's 2-core machine with 90 keywords; benchmarks/README.md):
+Engines (measured on the project's 2-core machine with 291 keywords; benchmarks/README.md):
 
 - ``hyperscan`` (PyPI ``hyperscan``: MIT bindings with Vectorscan, BSD, statically linked in
-  manylinux/macOS/Windows wheels): a compiled multi-literal automaton, about 1.7 GB/s on a typical
-  log and 280 MB/s on an error storm (where Python work per candidate line dominates). It reports
-  every occurrence of every keyword, so the family set of each line is exact without a second look.
-- ``python``: the standard library only, used when hyperscan cannot be imported. One
-  ``bytes.find`` pass per keyword that jumps to the end of each line it hits, about 28 MB/s, over
-  twice a ``re`` alternation of the same literals (12 MB/s: sre tries every branch at every
-  byte). Its cost grows with the number of keywords.
+  manylinux/musllinux/macOS/Windows wheels; a regular dependency where those exist): a compiled
+  multi-literal automaton. It reports every occurrence of every keyword, so the family set of each
+  line is exact without a second look.
+- ``python``: numpy and the standard library, where hyperscan is not installed
+  (`_AnchoredScan`): each keyword is anchored on its rarest 4 bytes and every position of the text
+  is looked up in one hashed table of anchors by array operations, so its cost does not grow with
+  the number of keywords; Python checks whole keywords only where an anchor occurs. About 20x the
+  `bytes.find`-per-keyword loop it replaced, which slowed down in proportion to the keywords.
+
+"auto" (the default) takes hyperscan when it imports; DIAGDISK_PREFILTER=python|hyperscan
+chooses, and `diagdisk --version` names the engine that runs.
 
 Both engines return identical results; tests compare them. Lines end at b"\\n" only: with CRLF
 text the b"\\r" stays inside the reported span and the consumer strips it.
@@ -30,16 +34,27 @@ text the b"\\r" stays inside the reported span and the consumer strips it.
 
 from __future__ import annotations
 
+import functools
 import importlib.util
+import os
 from collections.abc import Iterable, Mapping
 
 from diagdisk.errors import DiagdiskError
 
 ENGINES = ("hyperscan", "python")
+# Overrides the "auto" choice (to compare the engines on one install, or to leave hyperscan out).
+ENGINE_VARIABLE = "DIAGDISK_PREFILTER"
 
 CandidateLine = tuple[int, int, frozenset[str]]
 # Below this many keyword hits in a chunk the plain loop is faster than setting up arrays.
 _VECTOR_MIN_OCCURRENCES = 4096
+# The python engine picks each keyword's rarest 4 bytes as counted in this much of the text it reads.
+_ANCHOR_SAMPLE_BYTES = 256 << 10
+# ... and looks them up in a table of this many slots (64K uint32: 256 KiB, stays in the CPU cache),
+_ANCHOR_SLOT_BITS = 16
+# ... over blocks of the chunk this large, so that the arrays of one block stay in the cache too.
+_ANCHOR_BLOCK_BYTES = 1 << 20
+_GOLDEN = 2654435761  # Knuth's multiplicative hash: spreads 4-byte codes over the slots
 
 
 def _numbered(chunk: bytes, found: list[CandidateLine]) -> list[tuple[int, int, frozenset[str], int]]:
@@ -55,10 +70,49 @@ def hyperscan_available() -> bool:
     return importlib.util.find_spec("hyperscan") is not None
 
 
+@functools.cache
+def hyperscan_importable() -> bool:
+    """Whether hyperscan imports here (its wheel may be missing, or built for another machine)."""
+    try:
+        import hyperscan  # noqa: F401
+    except (ImportError, OSError):
+        return False
+    return True
+
+
+def chosen_engine() -> str:
+    """The engine "auto" stands for: DIAGDISK_PREFILTER when set, else hyperscan when it imports."""
+    wanted = os.environ.get(ENGINE_VARIABLE, "").strip().lower() or "auto"
+    if wanted not in ("auto", *ENGINES):
+        raise DiagdiskError(f"{ENGINE_VARIABLE}={wanted!r} names no prefilter engine; choose auto, "
+                            f"{' or '.join(ENGINES)}")
+    if wanted == "auto":
+        return "hyperscan" if hyperscan_importable() else "python"
+    return wanted
+
+
+def engine_description() -> str:
+    """One line for `diagdisk --version`: the engine that runs, and why that one."""
+    engine = chosen_engine()
+    forced = ENGINE_VARIABLE in os.environ and os.environ[ENGINE_VARIABLE].strip().lower() not in ("", "auto")
+    why = f"chosen by {ENGINE_VARIABLE}" if forced else None
+    if engine == "hyperscan":
+        from importlib.metadata import PackageNotFoundError, version
+        try:
+            release = version("hyperscan")
+        except PackageNotFoundError:
+            release = "?"
+        return f"hyperscan {release} (compiled{', ' + why if why else ''})"
+    if why is None:
+        why = "hyperscan does not import here" if hyperscan_available() else "hyperscan is not installed"
+    return f"python (numpy, {why})"
+
+
 class Prefilter:
     """Literal keywords per grammar family, compiled once; `candidate_lines` runs per chunk.
 
-    `engine` is "auto" (hyperscan when importable, else python), "hyperscan" or "python".
+    `engine` is "auto" (chosen_engine(): hyperscan when it imports, else python), "hyperscan" or
+    "python".
     """
 
     def __init__(self, keywords: Mapping[str, Iterable[str]], engine: str = "auto"):
@@ -80,11 +134,12 @@ class Prefilter:
         self._family_sets: dict[int, frozenset[str]] = {}
 
         if engine == "auto":
-            engine = "hyperscan" if hyperscan_available() else "python"
+            engine = chosen_engine()
         if engine not in ENGINES:
             raise ValueError(f"unknown prefilter engine {engine!r}; choose from {', '.join(ENGINES)} or auto")
         self.engine = engine
         self._database = self._compile_hyperscan() if engine == "hyperscan" and self._literals else None
+        self._anchored: _AnchoredScan | None = None
 
     def _compile_hyperscan(self):
         try:
@@ -118,7 +173,7 @@ class Prefilter:
             return []
         if self.engine == "hyperscan":
             return self._candidates_hyperscan(bytes(chunk))
-        return _numbered(chunk, self._candidates_python(chunk))
+        return self._candidates_python(chunk)
 
     def _candidates_hyperscan(self, chunk: bytes) -> list[tuple[int, int, frozenset[str], int]]:
         literal_count = len(self._literals)
@@ -131,10 +186,15 @@ class Prefilter:
             append(end * literal_count + literal_id)
 
         self._database.scan(chunk, match_event_handler=on_match)
+        return self._lines_of(chunk, occurrences)
+
+    def _lines_of(self, chunk: bytes, occurrences: list[int]) -> list[tuple[int, int, frozenset[str], int]]:
+        """The numbered candidate lines of `chunk`, from every keyword occurrence in it, each
+        packed as `end * literal_count + literal_id` (in any order)."""
         if len(occurrences) >= _VECTOR_MIN_OCCURRENCES:
             return self._group_with_numpy(chunk, occurrences)
         occurrences.sort()
-
+        literal_count = len(self._literals)
         masks = self._masks
         find, rfind, size = chunk.find, chunk.rfind, len(chunk)
         found: list[CandidateLine] = []
@@ -181,19 +241,117 @@ class Prefilter:
         return [(start, end, sets[mask], index) for start, end, mask, index in
                 zip(starts.tolist(), line_ends.tolist(), masks, lines.tolist())]
 
-    def _candidates_python(self, chunk: bytes) -> list[CandidateLine]:
-        find, rfind, size = chunk.find, chunk.rfind, len(chunk)
-        line_ends: dict[int, int] = {}
-        line_masks: dict[int, int] = {}
-        for literal, mask in zip(self._literals, self._masks):
+    def _candidates_python(self, chunk: bytes) -> list[tuple[int, int, frozenset[str], int]]:
+        scan = self._anchored
+        if scan is None or scan.sample_size < min(len(chunk), _ANCHOR_SAMPLE_BYTES):
+            # anchors chosen on more of the text this prefilter reads: a first chunk may be tiny
+            scan = self._anchored = _AnchoredScan(self._literals, bytes(chunk[:_ANCHOR_SAMPLE_BYTES]))
+        return self._lines_of(chunk, scan.occurrences(bytes(chunk)))
+
+
+class _AnchoredScan:
+    """Every occurrence of every literal, found with a few array operations per block of text,
+    whatever the number of literals.
+
+    Each literal of 4 bytes or more is anchored on its rarest 4 bytes (its "anchor"; counted in a
+    sample of the text): one table, indexed by a hash of 4 bytes, holds every anchor in its own
+    slot. Each position of the text is looked up (the text read as 4-byte integers at the four
+    alignments, hashed, looked up and compared at once by numpy): only where the 4 bytes equal the
+    anchor of their slot does Python check the literals anchored there. A literal occurs only where
+    its anchor does, so nothing is missed, and each is checked whole, so nothing is invented: the
+    result is exact whatever anchors were picked; the sample only decides how fast. Literals under
+    4 bytes are found with `bytes.find`, each on its own.
+    """
+
+    def __init__(self, literals: list[bytes], sample: bytes):
+        import numpy as np
+
+        self.sample_size = len(sample)
+        self.literals = literals
+        self.short = [(literal_id, literal) for literal_id, literal in enumerate(literals) if len(literal) < 4]
+        self.anchored: dict[int, list[tuple[int, int, bytes]]] = {}   # anchor -> (offset, id, literal)
+        slot_count = 1 << _ANCHOR_SLOT_BITS
+        self.shift = np.uint32(32 - _ANCHOR_SLOT_BITS)
+        self.multiplier = np.uint32(_GOLDEN)
+        taken: dict[int, int] = {}  # slot -> anchor
+        counts = _gram_counts(sample)
+        for literal_id, literal in enumerate(literals):
+            if len(literal) < 4:
+                continue
+            grams = [int.from_bytes(literal[i:i + 4], "little") for i in range(len(literal) - 3)]
+            # rarest first; an anchor whose slot another anchor holds is passed over
+            for offset in sorted(range(len(grams)), key=lambda i: (counts.get(grams[i], 0), i)):
+                gram = grams[offset]
+                slot = self._slot(gram)
+                if taken.get(slot, gram) == gram:
+                    taken[slot] = gram
+                    self.anchored.setdefault(gram, []).append((offset, literal_id, literal))
+                    break
+            else:
+                self.short.append((literal_id, literal))  # every anchor collides: found the slow way
+        # An empty slot must not equal the text that hashes to it: it holds a code of another slot.
+        table = np.zeros(slot_count, dtype=np.uint32)
+        filler = next(code for code in range(1, slot_count) if self._slot(code) != 0)
+        table[:] = filler
+        table[self._slot(filler)] = 0
+        for slot, gram in taken.items():
+            table[slot] = gram
+        self.table = table
+
+    def _slot(self, code: int) -> int:
+        return ((code * _GOLDEN) & 0xFFFFFFFF) >> (32 - _ANCHOR_SLOT_BITS)
+
+    def occurrences(self, chunk: bytes) -> list[int]:
+        """Each occurrence of a literal in `chunk`, as `end * literal_count + literal_id`; for the
+        short literals, only the first of each line (the rest of the line adds nothing)."""
+        import numpy as np
+
+        literal_count = len(self.literals)
+        found: list[int] = []
+        append = found.append
+        size = len(chunk)
+        if self.anchored:
+            padded = chunk + b"\n\n\n"  # the last positions' 4 bytes; a literal holds no newline
+            table, multiplier, shift = self.table, self.multiplier, self.shift
+            anchored = self.anchored
+            startswith = chunk.startswith
+            for block in range(0, size, _ANCHOR_BLOCK_BYTES):
+                length = min(_ANCHOR_BLOCK_BYTES, size - block)
+                for alignment in range(4):
+                    count = (length - alignment + 3) // 4
+                    if count <= 0:
+                        continue
+                    words = np.frombuffer(padded, dtype="<u4", count=count, offset=block + alignment)
+                    slots = words * multiplier
+                    slots >>= shift
+                    hits = np.flatnonzero(np.take(table, slots) == words)
+                    if not len(hits):
+                        continue
+                    starts = (hits * 4 + (block + alignment)).tolist()
+                    for position, gram in zip(starts, words[hits].tolist()):
+                        for offset, literal_id, literal in anchored[gram]:
+                            begin = position - offset
+                            if begin >= 0 and startswith(literal, begin):
+                                append((begin + len(literal)) * literal_count + literal_id)
+        for literal_id, literal in self.short:
+            find = chunk.find
             position = find(literal)
             while position >= 0:
-                line_start = rfind(b"\n", 0, position) + 1
+                append((position + len(literal)) * literal_count + literal_id)
                 line_end = find(b"\n", position + len(literal))
                 if line_end < 0:
-                    line_end = size
-                line_ends[line_start] = line_end
-                line_masks[line_start] = line_masks.get(line_start, 0) | mask
-                # The rest of this line cannot add anything for this literal.
+                    break
                 position = find(literal, line_end + 1)
-        return [(start, line_ends[start], self.family_set(line_masks[start])) for start in sorted(line_ends)]
+        return found
+
+
+def _gram_counts(sample: bytes) -> dict[int, int]:
+    """How often each 4 bytes occur in `sample`, as little-endian integers."""
+    import numpy as np
+
+    if len(sample) < 4:
+        return {}
+    raw = np.frombuffer(sample, dtype=np.uint8).astype(np.uint32)
+    grams = raw[:-3] | raw[1:-2] << 8 | raw[2:-1] << 16 | raw[3:] << 24
+    values, counts = np.unique(grams, return_counts=True)
+    return dict(zip(values.tolist(), counts.tolist()))

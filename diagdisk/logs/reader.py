@@ -24,8 +24,11 @@ from ..inputs.limits import Limits
 from .grammar import FALLBACK_FAMILY, MessageParser, default_parser, grammar_specs, kernel_families
 from .prefilter import Prefilter
 from ..inputs.safeio import decode_log_bytes
+from ..errors import NumberOutOfRange
 
 MAX_UNPARSED_SAMPLES = 20
+# Lines with a number out of range that a source's warnings name one by one; the rest are counted.
+MAX_OUT_OF_RANGE_NAMED = 5
 _HEADER_STYLES = {"syslog", "rfc3339", "dmesg", "dmesg_T", "kmsg", "tag_only", "journal_json"}
 # `journalctl -o export` keeps a record's times on lines of their own, around its MESSAGE line
 _EXPORT_TIMES = re.compile(rb"^(__REALTIME_TIMESTAMP|_SOURCE_MONOTONIC_TIMESTAMP)=(\d{1,20})$", re.M)
@@ -49,6 +52,24 @@ class LogReadResult:
     warnings: list[str] = field(default_factory=list)
     events_read: int = 0
     kernel: KernelLines = field(default_factory=KernelLines)   # the kernel lines it holds
+    # lines holding a number out of range (NumberOutOfRange, Framed.bad_header): how many, and the
+    # first few as (line, what); turned into warnings once the whole source was read
+    out_of_range: int = 0
+    out_of_range_samples: list[tuple[int, str]] = field(default_factory=list)
+
+    def note_out_of_range(self, line: int, what: str) -> None:
+        self.out_of_range += 1
+        if len(self.out_of_range_samples) < MAX_OUT_OF_RANGE_NAMED:
+            self.out_of_range_samples.append((line, what))
+
+
+def out_of_range_warnings(source_name: str, read: LogReadResult) -> list[str]:
+    """The warnings for the lines of a source that held a number out of range."""
+    warnings = [f"{source_name}: line {line}: {what}" for line, what in read.out_of_range_samples]
+    more = read.out_of_range - len(read.out_of_range_samples)
+    if more > 0:
+        warnings.append(f"{source_name}: {more} more lines with a number out of range")
+    return warnings
 
 
 def _has_identity(event: dict) -> bool:
@@ -119,6 +140,7 @@ class LogReader:
         headered: bool | None = None
         consumed_line = 0        # last physical line a message already took (with its continuations)
         last_line_count = 0
+        last_window = None
         if segment is None:
             chunks = iter_chunks(path, chunk_size=chunk_size, warnings=result.warnings, name=source_name,
                                  max_line_bytes=self.limits.max_line_bytes, max_bytes=self.limits.max_file_bytes)
@@ -174,7 +196,11 @@ class LogReader:
                 if headered:
                     message, last, joined = self._join_continuations(text, end, message)
                 consumed_line = first_line_no + joined
-                events = self._parse_message(message, self._families_in_order(families))
+                try:
+                    events = self._parse_message(message, self._families_in_order(families))
+                except NumberOutOfRange as exc:
+                    result.note_out_of_range(first_line_no, f"{exc}; line not read")
+                    continue
                 if not events:
                     result.unparsed_candidates += 1
                     if len(result.unparsed_samples) < MAX_UNPARSED_SAMPLES:
@@ -190,6 +216,8 @@ class LogReader:
                     (self._header_above(text, start) or framed)
                 if framed.header == "journal_export":
                     _export_record_times(text, start, end, framed)
+                if timed.bad_header is not None:
+                    result.note_out_of_range(first_line_no, f"{timed.bad_header} is out of range; read without a time")
                 for event in events:
                     _stamp(event, timed, source_name, first_line_no, raw)
                     if not _has_identity(event):
@@ -198,14 +226,17 @@ class LogReader:
                             pending.extend(context)
                             sort_pending = True
                     pending.append(event)
-            last_line_count = window.first_line + text.count(b"\n", 0, core_end) - 1 \
-                + (0 if text[core_end - 1:core_end] == b"\n" else 1)
+            last_window = window
             if sort_pending:
                 pending.sort(key=_line_of)  # context lines before an event come before it
             if not headered:
                 result.kernel.feed_parsed_lines(len({_line_of(item) for item in pending}))
             result.events_read += len(pending)
             yield from pending
+        if last_window is not None:  # the lines of the file (or segment): counted once, at its end
+            text, core_end = last_window.text, last_window.core_end
+            last_line_count = last_window.first_line + text.count(b"\n", 0, core_end) - 1 \
+                + (0 if text[core_end - 1:core_end] == b"\n" else 1)
         result.lines = max(last_line_count, 0)
 
     def _prefix_pattern(self) -> re.Pattern:
@@ -352,7 +383,10 @@ class LogReader:
             framed = self._frame(text, *bounds)
             if not _MAY_NAME_A_SCSI_DEVICE.match(framed.message):
                 continue
-            context = self.parser.parse(framed.message, ["scsi"])
+            try:
+                context = self.parser.parse(framed.message, ["scsi"])
+            except NumberOutOfRange:
+                continue  # its own line says so, when it is a candidate
             if context is not None and context["kind"] == "scsi_context" and _has_identity(context):
                 _stamp(context, framed, source_name, line_no + step,
                        decode_log_bytes(text[bounds[0]:bounds[1]]).rstrip("\r"))

@@ -55,7 +55,8 @@ from diagdisk.errors import ExitCode  # noqa: E402
 
 DOCUMENTED_EXIT_CODES = {ExitCode.OK, ExitCode.FINDINGS, ExitCode.BAD_INPUT, ExitCode.PARTIAL,
                          ExitCode.INCONCLUSIVE}
-ABSURD_NUMBERS = [b"0", b"-1", str(2**64).encode(), str(2**80).encode(), b"9" * 30, b"0x" + b"f" * 24]
+ABSURD_NUMBERS = [b"0", b"-1", str(2**32).encode(), str(2**64).encode(), str(2**64 + 1).encode(), str(2**80).encode(),
+                  b"9" * 30, b"9" * 5000, b"0x" + b"f" * 24]
 SOSREPORT_PATHS = ["var/log/messages", "var/log/messages-20240101", "sos_commands/kernel/dmesg", "proc/scsi/scsi",
                    "proc/mdstat", "sos_commands/scsi/lsscsi", "sos_commands/block/lsblk_-O_-P",
                    "sos_commands/ata/smartctl_-a_.dev.sda", "smartctl/sda.json", "date", "hostname", "uname",
@@ -436,6 +437,8 @@ def check_run(input_path: Path, sandbox: Path, output_format: str = "json",
         problems.append(f"exit {code} and no report")
     if "Traceback" in result.output:
         problems.append("a traceback was printed")
+    if "internal error" in result.output:
+        problems.append("an internal error was reported")
     if any(scratch.iterdir()):
         problems.append(f"temporary files left: {sorted(p.name for p in scratch.iterdir())}")
     if [p.name for p in out.iterdir()] not in ([], [report.name]):

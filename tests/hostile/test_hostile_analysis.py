@@ -288,7 +288,10 @@ ABSURD_LINES = f"""\
 """
 
 
-def test_absurd_numbers_flow_through_decoders_topology_rules_and_every_report(tmp_path):
+def test_absurd_numbers_in_logs_are_warnings_and_the_rest_flows_through_every_report(tmp_path):
+    """A log line whose number no kernel field holds (an H:C:T:L part, a sector, a tag of 2^80) is
+    not read: its source says which line and why. Its other lines are read, and a table's huge
+    numbers flow through topology, rules and every report without a crash."""
     tree = tmp_path / "sosreport"
     (tree / "var/log").mkdir(parents=True)
     (tree / "proc/scsi").mkdir(parents=True)
@@ -300,7 +303,11 @@ def test_absurd_numbers_flow_through_decoders_topology_rules_and_every_report(tm
     report = report_of([tree])
     text = json.dumps(report, default=str)
     assert str(HUGE) in text
-    assert HUGE in report["sectors"].get("sdc", [])
+    (messages,) = [source for source in report["sources"] if source["path"] == "var/log/messages"]
+    not_read = [warning for warning in messages["warnings"] if warning.endswith("out of range; line not read")]
+    assert [int(warning.split(": line ")[1].split(":")[0]) for warning in not_read] == [1, 2, 3, 4, 8]
+    assert report["sectors"] == {}
+    assert {row["kind"] for row in report["event_summary"]} >= {"ata_exception", "md_failure"}
     assert any(device["hctl"] == f"{HUGE}:{HUGE}:{HUGE}:{HUGE}" for device in report["devices"])
     assert report["verdict"]["status"] != "healthy"
     assert f"{HUGE}:{HUGE}" in render_text(report)
@@ -381,4 +388,6 @@ def test_a_line_with_an_impossible_time_loses_only_its_time(tmp_path):
         + MEDIUM_ERROR)
     report = report_of([tmp_path / "messages"])
     assert source(report, "messages")["events"] == 3
-    assert source(report, "messages")["warnings"] == []
+    assert source(report, "messages")["warnings"] == [
+        "messages: line 1: time stamp 2024-02-30T10:00:00+99:99 is out of range; read without a time",
+        "messages: line 2: time stamp [Sat Feb 31 10:00:00 0000] is out of range; read without a time"]

@@ -116,3 +116,57 @@ def test_numbered_lines_count_from_the_chunk_start_whatever_the_grouping(engine,
     for threshold in (1, 10**9):  # hits grouped with arrays, and one by one
         monkeypatch.setattr(prefilter_module, "_VECTOR_MIN_OCCURRENCES", threshold)
         assert prefilter.numbered_candidate_lines(storm_log) == expected
+
+
+def test_engine_variable_chooses_the_engine(monkeypatch):
+    monkeypatch.setenv("DIAGDISK_PREFILTER", "python")
+    assert Prefilter({"scsi": ["Sense Key"]}).engine == "python"
+    monkeypatch.setenv("DIAGDISK_PREFILTER", "grep")
+    with pytest.raises(DiagdiskError, match="DIAGDISK_PREFILTER"):
+        Prefilter({"scsi": ["Sense Key"]})
+
+
+def test_python_engine_exact_when_anchors_collide(monkeypatch, storm_log):
+    """With a table of 4 slots most anchors share one: keywords move to other anchors, or to the
+    find-per-keyword path; the lines found stay the same."""
+    import diagdisk.logs.prefilter as prefilter_module
+    monkeypatch.setattr(prefilter_module, "_ANCHOR_SLOT_BITS", 2)
+    chunk = storm_log[:2_000_000]
+    assert Prefilter(STORAGE_KEYWORDS, engine="python").candidate_lines(chunk) == reference_candidates(STORAGE_KEYWORDS, chunk)
+
+
+def test_python_engine_anchors_learnt_on_one_text_serve_another(storm_log, typical_log):
+    """Anchors are picked on the first text a prefilter reads (rare there, maybe common later):
+    that decides speed only, never which lines are found."""
+    prefilter = Prefilter(STORAGE_KEYWORDS, engine="python")
+    assert prefilter.candidate_lines(b"x\n" * 10) == []
+    sample = typical_log[:1_000_000]
+    assert prefilter.candidate_lines(sample) == reference_candidates(STORAGE_KEYWORDS, sample)
+    storm = storm_log[:1_000_000]
+    assert prefilter.candidate_lines(storm) == reference_candidates(STORAGE_KEYWORDS, storm)
+
+
+def test_python_engine_finds_nothing_in_nul_bytes():
+    """Empty slots of the anchor table hold codes that cannot match there: four NUL bytes (the
+    code 0) are no anchor, so a chunk of zeros costs no per-position work."""
+    prefilter = Prefilter({"scsi": ["Sense Key"], "x": ["\x00\x00\x00\x00\x00"]}, engine="python")
+    assert prefilter.candidate_lines(b"\x00" * 3 + b"\n") == []
+    assert prefilter.candidate_lines(b"\x00" * 1_000_000)[0][:2] == (0, 1_000_000)
+    assert Prefilter({"scsi": ["Sense Key"]}, engine="python").candidate_lines(b"\x00" * 1_000_000) == []
+
+
+_letters = st.text(alphabet="ab:\n", max_size=300)
+
+
+@settings(max_examples=300, deadline=None)
+@given(text=_letters, words=st.lists(st.text(alphabet="ab:", min_size=1, max_size=7), min_size=1, max_size=12))
+def test_python_engine_random_keywords_match_reference(text, words):
+    """Keywords of every length over a tiny alphabet: they overlap, contain one another and share
+    anchors; some are shorter than an anchor."""
+    keywords = {f"f{index % 3}": [] for index in range(3)}
+    for index, word in enumerate(words):
+        keywords[f"f{index % 3}"].append(word)
+    chunk = text.encode()
+    assert Prefilter(keywords, engine="python").candidate_lines(chunk) == reference_candidates(keywords, chunk)
+    if hyperscan_available():
+        assert Prefilter(keywords, engine="hyperscan").candidate_lines(chunk) == reference_candidates(keywords, chunk)

@@ -7,7 +7,6 @@ import json
 import re
 import subprocess
 import sys
-import time
 from pathlib import Path
 
 import pytest
@@ -23,7 +22,6 @@ FIXTURE = Path(__file__).parent / "fixtures" / "report_medium_error.json"
 
 # The page for a million-error log must stay this small (it is mailed and attached to tickets).
 HUGE_PAGE_BOUND_BYTES = 768 * 1024
-HUGE_RENDER_BOUND_SECONDS = 30
 
 HOSTILE = '<script>alert("x")</script><img src=x onerror=alert(1)>'
 
@@ -229,14 +227,12 @@ def test_bad_input_is_an_input_error(bad, message):
         render_html(bad)
 
 
-def test_million_error_report_stays_small_and_fast():
+def test_million_error_report_stays_small():
+    # how fast it renders is a benchmark's business, not a test's (no test depends on the clock)
     huge = make_huge_report(errors=1_000_000)
-    started = time.perf_counter()
     page_text = render_html(huge)
-    elapsed = time.perf_counter() - started
     size = len(page_text.encode("utf-8"))
     assert size <= HUGE_PAGE_BOUND_BYTES, f"page is {size:,} bytes"
-    assert elapsed <= HUGE_RENDER_BOUND_SECONDS, f"render took {elapsed:.1f}s"
 
     page = parse(page_text)
     first_finding = page.by_id("suspects").find("article", class_="finding")
