@@ -115,9 +115,9 @@ def test_origins_agree_with_the_catalogue(tmp_path, capsys):
         if not events or events[0]["kind"] != row["kind"]:
             continue
         event = events[0]
-        row = {k: event.get(k) for k in set(EVENT_FIELDS) | set(PATH_FIELDS)}
+        fields = {k: event.get(k) for k in set(EVENT_FIELDS) | set(PATH_FIELDS)}
         transport = transport_of_driver(event.get("driver"))
-        origin = refine(attribute(row)[0], transport, transport in VIRTUAL_TRANSPORTS)
+        origin = refine(attribute(fields)[0], transport, transport in VIRTUAL_TRANSPORTS)
         # an NVMe drive is its own controller: a fault of that controller is the drive's
         wanted = "device" if row["origin"] == "adapter" and event.get("nvme_ctrl") else row["origin"]
         if origin == wanted or (origin == "none" and row["class"] == "consequence"):
