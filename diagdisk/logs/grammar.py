@@ -167,6 +167,19 @@ CONVERTERS: dict[str, Callable[[str], dict]] = {
     # -- section: scsi, block, buffer heads --
     # -- section: ata, ide, usb --
     # -- section: nvme, pci/aer, md, dm, fs --
+    # AER severities: 6.x says "Correctable"/"Uncorrectable" for what 2.6 to 5.x call "Corrected"/"Uncorrected"
+    "AER_CORRECTED": lambda t: {"aer_severity": "Corrected"},
+    "AER_NONFATAL": lambda t: {"aer_severity": "Uncorrected (Non-Fatal)"},
+    "AER_FATAL": lambda t: {"aer_severity": "Uncorrected (Fatal)"},
+    "AER_TYPE": lambda t: {"aer_type": t},
+    "INACCESSIBLE": lambda t: {"aer_type": "Inaccessible"},
+    "AER_AGENT": lambda t: {"aer_agent": t.lower()},
+    # 2.6.32/3.10 name the source by its requester id, bus << 8 | devfn, without the PCI domain
+    "AER_AGENT__ID": lambda t: {"aer_agent": f"{int(t, 16) >> 8:02x}:{int(t, 16) >> 3 & 0x1f:02x}.{int(t, 16) & 7}"},
+    "AER_AGENT__BDF": lambda t: (lambda bus, dev, fn: {"aer_agent": f"{bus.lower()}:{dev.lower()}.{int(fn, 16)}"})(*re.findall(r"=([0-9a-fA-F]{2})h", t)),
+    "AER_STATUS": lambda t: {"aer_status": t},
+    # pciehp "Slot(N)": the slot's physical name, a number on most boards
+    "HOTPLUG_SLOT": lambda t: {"text": t, "slot": int(t[5:-1]) if t[5:-1].isdigit() else None},
     # -- section: sas/raid adapters, parallel scsi --
     # -- section: fc, iscsi, virtual --
     # -- end of sections --
