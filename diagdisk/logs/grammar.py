@@ -167,6 +167,8 @@ CONVERTERS: dict[str, Callable[[str], dict]] = {
     # -- section: scsi, block, buffer heads --
     # -- section: ata, ide, usb --
     # -- section: nvme, pci/aer, md, dm, fs --
+    # a filesystem's or a dm target's block device: its disk, and the map or array it is when stacked
+    "DEVNAME": lambda t: {**_blockdev_fields(t), **({"dm": t} if t.startswith("dm-") else {"md": devnames.disk_of(t)} if t.startswith("md") else {})},
     # AER severities: 6.x says "Correctable"/"Uncorrectable" for what 2.6 to 5.x call "Corrected"/"Uncorrected"
     "AER_CORRECTED": lambda t: {"aer_severity": "Corrected"},
     "AER_NONFATAL": lambda t: {"aer_severity": "Uncorrected (Non-Fatal)"},
