@@ -182,6 +182,10 @@ CONVERTERS: dict[str, Callable[[str], dict]] = {
     "AER_STATUS": lambda t: {"aer_status": t},
     # pciehp "Slot(N)": the slot's physical name, a number on most boards
     "HOTPLUG_SLOT": lambda t: {"text": t, "slot": int(t[5:-1]) if t[5:-1].isdigit() else None},
+    # btrfs messages read as one token: the member they name after /dev/, as a DEVNAME
+    **dict.fromkeys(("DEVICE__DEV_STATS", "DEVICE__IO_ERROR_AT", "DEVICE__LOST_PAGE_WRITE", "DEVICE__FIXED_UP", "DEVICE__UNFIXABLE"), lambda t: CONVERTERS["DEVNAME"](re.search(r"/dev/([^\s,()]+)", t)[1])),
+    # ext "Directory index full" warnings: the whole warning is the text, as other warnings keep theirs
+    "DIRECTORY_INDEX_FULL": lambda t: {"text": t},
     # -- section: sas/raid adapters, parallel scsi --
     # -- section: fc, iscsi, virtual --
     # -- end of sections --
