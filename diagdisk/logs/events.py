@@ -23,7 +23,7 @@ EVENT_FIELDS: dict[str, tuple[type, str]] = {
     "clock": (str, "'wall' (epoch seconds) or 'uptime:<source>' (seconds since boot)"),
     "time_quality": (str, "exact | year_inferred | uptime | none"),
     # classification
-    "family": (str, "message family: scsi, block, ata, nvme, md, dm, fs, transport, topology"),
+    "family": (str, "message family: scsi, block, ata, nvme, pci, md, dm, fs, transport, topology"),
     "kind": (str, "what happened: sense, scsi_result, io_error, timeout, abort, reset, offline, ..."),
     "detail": (str, "qualifier of the kind: reset level, link state, md action, ..."),
     # identity
