@@ -3,7 +3,9 @@
 The kernel prints one failed command over several lines (result, sense key, ASC/ASCQ, CDB; libata's
 exception, failed command, taskfile, status, error). A detail line merges into the report opened
 just before it in the same source when their identities agree; a line that names no device takes
-the identity of the report it joins, and gives its own to a report that had none.
+the identity of the report it joins, and gives its own to a report that had none. A report whose
+lines all keep its kind (a PCIe AER report) is continued by the lines events.CONTINUATION_DETAILS
+names, and by the lines of the unit it names as its error's source, printed under their own prefix.
 """
 
 from __future__ import annotations
