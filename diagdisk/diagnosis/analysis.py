@@ -475,9 +475,35 @@ def _parse_mdadm(analysis: Analysis, text: str, name: str) -> list:
     return result.unparsed
 
 
+def _parse_sys_block(analysis: Analysis, text: str, name: str) -> list:
+    """Each block device's sysfs link shows its whole path, and ties its H:C:T:L to its name."""
+    from ..topology.paths import parse_sysfs_path
+    result = inventory.read_sysfs_links(text)
+    for device, target in result.records.items():
+        chain = parse_sysfs_path(target)
+        if chain is None:
+            continue
+        analysis.topology.paths.learn_chain(device, chain, f"{name}: {device}")
+        if chain.hctl:
+            analysis.topology.link(chain.hctl, device, name)
+            analysis.topology.device(chain.hctl, device).sources.add(name)
+    return result.unparsed
+
+
 def _parse_by_id(analysis: Analysis, text: str, name: str) -> list:
-    result = inventory.read_by_id(text)
-    analysis.topology.by_id.update(result.records)
+    from ..topology.paths import parse_by_path
+    single_by_path = "by-path" in name
+    result = inventory.read_by_id(text, "by-path" if single_by_path else "by-id")
+    if not single_by_path:
+        analysis.topology.by_id.update(result.records)
+        by_path = inventory.read_by_id(text, "by-path").records if "ls_-lanR" in name else {}
+    else:
+        by_path = result.records
+    for device, names in by_path.items():
+        for path_name in names:
+            chain = parse_by_path(path_name)
+            if chain is not None:
+                analysis.topology.paths.learn_chain(device, chain, f"{name}: {path_name}")
     return result.unparsed
 
 
@@ -499,6 +525,7 @@ _TABLE_PARSERS = {
     "mdstat": _parse_md,
     "mdadm_detail": _parse_mdadm,
     "by_id": _parse_by_id,
+    "sys_block": _parse_sys_block,
     "multipath": _parse_multipath,
 }
 
@@ -526,6 +553,8 @@ def _build_topology(analysis: Analysis) -> None:
             device.type = device.type or "nvme"
         elif event.get("ata_port"):
             topology.device(name=event["ata_port"])
+    for event in analysis.events:
+        topology.paths.learn_event(event)
     apply_md_events(analysis.events, topology, analysis.printouts)
     _attach_smart(analysis)
     for name, ids in topology.by_id.items():

@@ -29,17 +29,38 @@ import yaml
 from ..errors import DiagdiskError
 from ..logs.events import EVENT_FIELDS, NON_EVENT_KINDS
 from ..resources import rules_dir
+from .selection import mask as _mask
 
 SEVERITY_WEIGHT = {"info": 0.1, "low": 0.3, "medium": 0.5, "high": 0.8, "critical": 1.0}
 FRUS = ("disk", "controller", "cable", "bus", "enclosure", "path", "power", "none")
 # group_by -> the event table column whose value names the group (the part the events share)
-GROUPINGS = {"unit": "unit", "host": "host_key", "channel": "channel_key", "path": "mpath_map", "md": "md",
-             "none": None}
+GROUPINGS = {"unit": "unit", "port": "path_port", "enclosure": "path_enclosure", "adapter": "path_adapter",
+             "pci": "path_pci", "bus": "path_bus", "channel": "channel_key", "path": "mpath_map", "md": "md",
+             "host": None, "none": None}
+# groupings whose group is a part several units share (a finding names that part, not a unit)
+SHARED_GROUPINGS = frozenset({"port", "enclosure", "adapter", "pci", "bus", "channel", "path", "host", "none"})
+# what the storage path model adds to every event (diagdisk/topology/paths.py, diagnosis/origins.py)
+PATH_FIELDS: dict[str, str] = {
+    "origin": "component that originated the event: device, link, adapter, bus, enclosure, power, path, "
+              "backend, ambiguous, none (rules/model/origins.yml)",
+    "origin_why": "why the origin table chose that origin",
+    "error_class": "true when the event reports trouble (a healthy verdict needs it explained)",
+    "transport": "sata, pata, sas, spi, nvme, usb, fc, iscsi, firewire, hyperv, virtio, pvscsi, xen, ibmvscsi",
+    "virtual": "true for a disk a hypervisor or cloud presents (no disk to replace in this machine)",
+    "raid_volume": "true for a hardware RAID logical drive (its member disks sit behind the controller)",
+    "path_port": "the port or link of the unit: ata3, usb 2-1, rport-2:0-3, session1",
+    "path_enclosure": "the enclosure, expander or USB bridge the unit sits in",
+    "path_adapter": "the controller the unit hangs off: host2, pci 0000:00:1f.2, usb bus 2, nvme0",
+    "path_pci": "the PCI function of that controller",
+    "path_bus": "the PCIe root port above that controller",
+}
 MODIFIERS = ("contains", "re", "gte", "lte", "gt", "lt", "not", "exists")
+THRESHOLD_KEYS = ("count", "max_count", "distinct_units", "distinct_adapters", "window", "including")
 MAX_EVIDENCE = 20
 _REQUIRED = ("id", "title", "description", "severity", "fru", "confidence", "select", "recommendation")
 _ALLOWED = set(_REQUIRED) | {"name", "scope", "filter", "group_by", "threshold", "quiet_neighbours",
-                             "yields_to_host", "references", "examples", "status"}
+                             "yields_to_host", "common_cause", "explains", "alone", "references", "examples",
+                             "status"}
 DEVICE_FIELDS = {"unit", "hctl", "name", "type", "model", "vendor", "smart_health"}
 
 
@@ -65,6 +86,9 @@ class Rule:
     threshold: dict = field(default_factory=dict)
     quiet_neighbours: bool = False
     yields_to_host: bool = False
+    common_cause: bool = False      # the group shares a part: settle it by who failed first
+    explains: list = field(default_factory=list)   # selections of other events the finding explains
+    alone: bool = False             # only when the group's units report no other trouble
     references: list = field(default_factory=list)
     examples: dict = field(default_factory=dict)
     status: str = "stable"
@@ -162,7 +186,7 @@ def _rule_from(path: Path, raw) -> Rule:
     scope = raw.get("scope", "events")
     if scope not in ("events", "devices"):
         _fail(path, lines.get("scope"), "scope", "must be events or devices")
-    fields = set(EVENT_FIELDS) | {"unit"} if scope == "events" else _DeviceFields(DEVICE_FIELDS)
+    fields = set(EVENT_FIELDS) | {"unit"} | set(PATH_FIELDS) if scope == "events" else _DeviceFields(DEVICE_FIELDS)
     _check_selection(path, raw["select"], lines, "select", fields)
     for index, selection in enumerate(raw.get("filter") or []):
         _check_selection(path, selection, lines, f"filter[{index}]", fields)
@@ -170,27 +194,32 @@ def _rule_from(path: Path, raw) -> Rule:
         _fail(path, lines.get("group_by"), "group_by", f"must be one of {', '.join(GROUPINGS)}")
     threshold = raw.get("threshold") or {}
     if not isinstance(threshold, dict):
-        _fail(path, lines.get("threshold"), "threshold", "must be a map (count, distinct_units, window, including)")
+        _fail(path, lines.get("threshold"), "threshold", f"must be a map ({', '.join(THRESHOLD_KEYS)})")
     threshold_lines = threshold.get("__lines__", {})
     for key, value in threshold.items():
         if key == "__lines__":
             continue
         where = threshold_lines.get(key) or lines.get("threshold")
-        if key not in ("count", "distinct_units", "window", "including"):
-            _fail(path, where, f"threshold.{key}", "unknown key (count, distinct_units, window, including)")
-        if key in ("count", "distinct_units") and (not isinstance(value, int) or isinstance(value, bool) or value < 1):
+        if key not in THRESHOLD_KEYS:
+            _fail(path, where, f"threshold.{key}", f"unknown key ({', '.join(THRESHOLD_KEYS)})")
+        if key in ("count", "distinct_units", "distinct_adapters", "max_count") \
+                and (not isinstance(value, int) or isinstance(value, bool) or value < 1):
             _fail(path, where, f"threshold.{key}", f"must be a whole number of at least 1, not {value!r}")
         if key == "window" and (not isinstance(value, (int, float)) or isinstance(value, bool) or value <= 0):
             _fail(path, where, "threshold.window", f"must be a number of seconds above 0, not {value!r}")
     if "including" in threshold:
         _check_selection(path, threshold["including"], lines, "threshold.including", fields)
+    for index, selection in enumerate(raw.get("explains") or []):
+        _check_selection(path, selection, lines, f"explains[{index}]", fields)
     clean = _strip_lines(raw)
     return Rule(path=path, id=str(clean["id"]), title=clean["title"], description=clean["description"],
                 severity=clean["severity"], fru=clean["fru"], confidence=float(clean["confidence"]),
                 select=clean["select"], recommendation=clean["recommendation"], name=clean.get("name", ""),
                 scope=scope, filter=clean.get("filter") or [], group_by=clean.get("group_by", "unit"),
                 threshold=clean.get("threshold") or {}, quiet_neighbours=bool(clean.get("quiet_neighbours")),
-                yields_to_host=bool(clean.get("yields_to_host")), references=clean.get("references") or [],
+                yields_to_host=bool(clean.get("yields_to_host")), common_cause=bool(clean.get("common_cause")),
+                explains=clean.get("explains") or [], alone=bool(clean.get("alone")),
+                references=clean.get("references") or [],
                 examples=clean.get("examples") or {}, status=clean.get("status", "stable"))
 
 
@@ -202,7 +231,8 @@ class _DeviceFields(set):
 
 
 def load_rules(extra_dirs: list[str] | None = None, only: list[Path] | None = None) -> list[Rule]:
-    paths = only or sorted(rules_dir().rglob("*.yml"))
+    # rules/model/ holds the path model's tables (origins.yml), not rules
+    paths = only or sorted(p for p in rules_dir().rglob("*.yml") if "model" not in p.relative_to(rules_dir()).parts[:1])
     for extra in extra_dirs or []:
         paths += sorted(Path(extra).rglob("*.yml"))
     rules = [load_rule_file(p) for p in paths]
@@ -215,34 +245,6 @@ def load_rules(extra_dirs: list[str] | None = None, only: list[Path] | None = No
 
 
 # ---------------------------------------------------------------- evaluation
-
-def _mask(frame: pd.DataFrame, selection: dict) -> pd.Series:
-    mask = pd.Series(True, index=frame.index)
-    for key, expected in selection.items():
-        name, _, modifier = key.partition("|")
-        column = frame[name] if name in frame else pd.Series(None, index=frame.index, dtype=object)
-        values = expected if isinstance(expected, list) else [expected]
-        if modifier == "exists":
-            test = column.notna() if expected else column.isna()
-        elif modifier == "contains":
-            text = column.astype("string")
-            test = pd.Series(False, index=frame.index)
-            for value in values:
-                test |= text.str.contains(str(value), regex=False).fillna(False).astype(bool)
-        elif modifier == "re":
-            text = column.astype("string")
-            test = text.str.contains("|".join(f"(?:{v})" for v in values), regex=True).fillna(False).astype(bool)
-        elif modifier in ("gte", "lte", "gt", "lt"):
-            numbers = pd.to_numeric(column, errors="coerce")
-            op = {"gte": numbers.ge, "lte": numbers.le, "gt": numbers.gt, "lt": numbers.lt}[modifier]
-            test = op(values[0]).fillna(False).astype(bool)
-        elif modifier == "not":
-            test = ~column.isin(values)
-        else:
-            test = column.isin(values)
-        mask &= test
-    return mask
-
 
 def _selection_mask(frame: pd.DataFrame, rule: Rule) -> pd.Series:
     """Rows the rule selects, less those any of its filters (benign look-alikes) match."""
@@ -307,10 +309,10 @@ def build_context(analysis) -> RuleContext:
     columns = sorted(set(EVENT_FIELDS) | {"unit", "_index"})
     frame = pd.DataFrame([{**{k: e.get(k) for k in columns}, "_index": i} for i, e in enumerate(records)],
                          columns=columns)
-    frame["host_key"] = frame["host"].map(lambda h: None if _missing(h) else f"host{int(h)}")
     # a SCSI bus: one channel of one host (old parallel SCSI adapters have two or more)
     frame["channel_key"] = [None if _missing(h) or _missing(c) else f"host{int(h)} channel {int(c)}"
                             for h, c in zip(frame["host"], frame["channel"])]
+    _add_path_columns(frame, records, topology)
     device_rows = []
     for device in topology.devices.values():
         row = {"unit": device.hctl or device.key, "hctl": device.hctl, "name": device.name, "type": device.type,
@@ -324,6 +326,28 @@ def build_context(analysis) -> RuleContext:
                 row[f"smart_{key}"] = 1
         device_rows.append(row)
     return RuleContext(events=frame, devices=pd.DataFrame(device_rows), records=records, topology=topology)
+
+
+def _add_path_columns(frame: pd.DataFrame, records: list[dict], topology) -> None:
+    """Each event's path (port, enclosure, adapter, PCI function, root port, transport) and the
+    component that originated it, refined by that path (a virtual disk, a SAN link)."""
+    from .origins import attribute, error_class, refine
+    paths = []
+    for record in records:
+        path = topology.paths.path(record, topology.find(record.get("unit")))
+        record["_path"] = path
+        paths.append(path)
+    for column, attr in (("path_port", "port"), ("path_enclosure", "enclosure"), ("path_adapter", "adapter"),
+                         ("path_pci", "pci"), ("path_bus", "bus"), ("transport", "transport"),
+                         ("virtual", "virtual"), ("raid_volume", "raid_volume")):
+        frame[column] = [getattr(path, attr) for path in paths]
+    origin, why = attribute(frame) if len(frame) else (pd.Series(dtype=object), pd.Series(dtype=object))
+    frame["origin"] = [refine(o, p.transport, p.virtual) for o, p in zip(origin, paths)]
+    frame["origin_why"] = why
+    frame["error_class"] = error_class(frame) if len(frame) else pd.Series(dtype=bool)
+    for record, value, is_error in zip(records, frame["origin"], frame["error_class"]):
+        record["origin"] = value
+        record["error_class"] = bool(is_error)
 
 
 def _device_info(topology, unit: str | None) -> dict:
@@ -351,52 +375,116 @@ def evaluate_rule(rule: Rule, context: RuleContext) -> list[dict]:
     key = GROUPINGS[rule.group_by]
     if key is None:
         groups = [(None, selected)]
-    elif key in ("unit", "mpath_map", "md"):
-        groups = list(selected.groupby(key, dropna=True, observed=True))
     else:
-        # events that name no host (a controller known only by its PCI address) form one group
-        keyed = selected.assign(_group=selected[key].astype(object).where(selected[key].notna(), ""))
-        groups = list(keyed.groupby("_group", observed=True))
+        # events whose path does not show the part are not counted toward it
+        groups = list(selected.groupby(key, dropna=True, observed=True))
     findings = []
     count_needed = int(rule.threshold.get("count", 1))
+    count_allowed = rule.threshold.get("max_count")
     units_needed = int(rule.threshold.get("distinct_units", 0))
+    adapters_needed = int(rule.threshold.get("distinct_adapters", 0))
     window = rule.threshold.get("window")
     including = rule.threshold.get("including")
     for group_key, group in groups:
         if group.empty:
             continue
         repeats = int(group["repeat"].fillna(1).astype(int).sum())
-        if repeats < count_needed:
+        if repeats < count_needed or (count_allowed is not None and repeats > int(count_allowed)):
             continue
         records = [context.records[i] for i in group["_index"]]
         if units_needed and _densest_window(records, window) < units_needed:
+            continue
+        if adapters_needed and group["path_adapter"].nunique(dropna=True) < adapters_needed:
+            continue
+        if rule.alone and _units_report_more(group, frame, mask):
             continue
         if including is not None and not _mask(group, including).any():
             continue
         if rule.quiet_neighbours and rule.group_by == "unit" and _neighbours_noisy(group_key, frame, mask):
             continue
-        findings.append(_finding(rule, context, group_key, records, repeats))
+        finding = _finding(rule, context, group_key, records, repeats)
+        if rule.common_cause:
+            _settle_common_cause(finding, group, frame, context)
+        if finding is not None:
+            finding["_explained"] = _explained(rule, context, group, records)
+            findings.append(finding)
     return findings
+
+
+def _explained(rule: Rule, context: RuleContext, group: pd.DataFrame, records: list[dict]) -> set[int]:
+    """The events a finding accounts for: its own, and those its `explains` selections name on the
+    same units (a reset's victims, the block-layer errors of the disk it blames)."""
+    explained = {id(r) for r in records}
+    if rule.explains:
+        frame = context.events
+        units = set(group["unit"].dropna())
+        shared = GROUPINGS.get(rule.group_by)
+        scope = frame["unit"].isin(units)
+        if shared and rule.group_by != "unit":
+            scope |= frame[shared].isin(set(group[shared].dropna()))
+        elif shared is None:
+            scope = pd.Series(True, index=frame.index)
+        for selection in rule.explains:
+            for index in frame.loc[scope & _mask(frame, selection), "_index"]:
+                explained.add(id(context.records[index]))
+    return explained
+
+
+def _settle_common_cause(finding: dict, group: pd.DataFrame, frame: pd.DataFrame, context: RuleContext) -> None:
+    """Several units behind one part failed together. The part is the suspect unless a unit spoke
+    for itself first (device-originated errors before the shared trouble began: the first to fail in
+    a cascade is the cause). Confidence grows with the units and falls with those that also report
+    their own media errors."""
+    units = sorted(set(group["unit"].dropna()))
+    if not units:
+        return
+    own = frame[frame["unit"].isin(units) & (frame["origin"] == "device") & frame["error_class"]]
+    shared_start = group["t"].min(skipna=True) if "t" in group else None
+    spoke_first = False
+    if not own.empty and shared_start is not None and shared_start == shared_start:
+        firsts = own.groupby("unit", observed=True)["t"].min()
+        spoke_first = bool((firsts <= shared_start).any())
+    with_own = set(own["unit"])
+    base = finding["confidence"]
+    grown = base + (1 - base) * min(len(units) - 2, 4) / 8 if len(units) >= 2 else base
+    finding["confidence"] = round(grown * (1 - 0.5 * len(with_own) / len(units)), 4)
+    finding["units_failing"] = units
+    finding["units_with_own_errors"] = sorted(with_own)
+    if spoke_first:
+        finding["consequence"] = True
 
 
 def _missing(value) -> bool:
     return value is None or (isinstance(value, float) and math.isnan(value))
 
 
+def _units_report_more(group: pd.DataFrame, frame: pd.DataFrame, mask: pd.Series) -> bool:
+    """Whether the group's units report trouble beyond what the rule selected (unit attentions and
+    other events that point at no component do not count)."""
+    units = set(group["unit"].dropna())
+    return bool((frame["unit"].isin(units) & frame["error_class"] & ~mask & (frame["origin"] != "none")).any())
+
+
 def _neighbours_noisy(unit, frame: pd.DataFrame, mask: pd.Series) -> bool:
-    hosts = frame.loc[mask & (frame["unit"] == unit), "host_key"].dropna().unique()
-    if len(hosts) == 0:
+    adapters = frame.loc[mask & (frame["unit"] == unit), "path_adapter"].dropna().unique()
+    if len(adapters) == 0:
         return False
-    others = frame[mask & frame["host_key"].isin(hosts) & (frame["unit"] != unit) & frame["unit"].notna()]
+    others = frame[mask & frame["path_adapter"].isin(adapters) & (frame["unit"] != unit) & frame["unit"].notna()]
     return not others.empty
 
 
 def _finding(rule: Rule, context: RuleContext, group_key, records: list[dict], count: int) -> dict:
+    paths = context.topology.paths
     if rule.group_by == "unit":
         suspect = _device_info(context.topology, group_key)
+        unit_paths = [r["_path"] for r in records if r.get("_path") is not None]
+        component = unit_paths[0].as_dict() if unit_paths else None
     else:
-        label = (group_key or None) if rule.group_by != "none" else None
-        suspect = {"hctl": None, "device": label or _shared_component(records), "model": None, "serial": None}
+        label = _part_label(rule.group_by, group_key) or _shared_component(records)
+        suspect = {"hctl": None, "device": label, "model": None, "serial": None}
+        component = {"part": rule.group_by, "key": group_key,
+                     "label": paths.describe_adapter(group_key, _hosts(records)) if rule.group_by == "adapter"
+                     else label}
     firsts = [r.get("_first") or r.get("time") for r in records]
     lasts = [r.get("_last") or r.get("time") for r in records]
     samples = sorted((r["source"], line, text) for r in records
@@ -412,15 +500,50 @@ def _finding(rule: Rule, context: RuleContext, group_key, records: list[dict], c
                      for source, line, text in samples[:MAX_EVIDENCE]],
         "explanation": rule.description.strip(),
         "recommendation": rule.recommendation.strip(),
+        "component": component,
+        "aliases": sorted(_aliases(records, suspect)),
+        "consequence": False,
         "units": units,
+        "_adapters": {r["_path"].adapter for r in records if r.get("_path") is not None and r["_path"].adapter},
         "_yields_to_host": rule.yields_to_host,
         "_group_by": rule.group_by,
     }
 
 
+def _part_label(group_by: str, key) -> str | None:
+    """How the report names a shared part: host2, 0000:03:00.0, ata3, usb 2-1, the map or array."""
+    if key is None or key == "":
+        return None
+    key = str(key)
+    return key[4:] if key.startswith("pci ") else key
+
+
+def _hosts(records: list[dict]) -> set[int]:
+    return {int(r["host"]) for r in records if r.get("host") is not None and r["host"] == r["host"]}
+
+
+def _aliases(records: list[dict], suspect: dict) -> set[str]:
+    """Every name the text gives the suspected part or the units behind it."""
+    names = {suspect.get("hctl"), suspect.get("device")}
+    for record in records:
+        path = record.get("_path")
+        names.update(record.get(k) for k in ("unit", "hctl", "device", "ata_port", "nvme_ctrl", "adapter", "pci",
+                                              "mpath_map", "md"))
+        if record.get("host") is not None and record["host"] == record["host"]:
+            names.add(f"host{int(record['host'])}")
+        if record.get("usb_port"):
+            names.add(f"usb {record['usb_port']}")
+        if path is not None:
+            names.update((path.port, path.enclosure, path.adapter, path.pci, path.bus))
+    return {str(n) for n in names if n}
+
+
 def _shared_component(records: list[dict]) -> str | None:
     """A name for the part a host-less group shares: the one PCI function its messages name (a USB
     or RAID controller known only by address), or the USB ports of the devices that failed."""
+    hosts = _hosts(records)
+    if len(hosts) == 1:
+        return f"host{hosts.pop()}"
     pcis = {r["pci"] for r in records if r.get("pci")}
     if len(pcis) == 1:
         drivers = {r["driver"] for r in records if r.get("pci") and r.get("driver")}
@@ -462,20 +585,32 @@ def _suspect_key(finding: dict) -> tuple:
 def evaluate_rules(rules: list[Rule], analysis) -> tuple[list[dict], dict]:
     context = build_context(analysis)
     findings = [f for rule in rules for f in evaluate_rule(rule, context)]
-    host_level = [f for f in findings if f["_group_by"] in ("host", "channel", "path")
-                  and f["fru"] in ("controller", "bus", "path")]
-    covered = {u for f in host_level for u in f["units"]}
+    shared = [f for f in findings if f["_group_by"] in SHARED_GROUPINGS and f["fru"] in ("controller", "bus", "path",
+                                                                                          "enclosure", "power")]
+    covered = {u for f in shared if not f["consequence"] for u in f["units"]}
     # Consequences are not causes: a per-device finding from timeouts/offlines on a device that a
-    # host-level finding already covers supports that finding instead of naming its own suspect.
+    # finding about a shared part already covers supports that finding instead of naming its own suspect.
     for finding in findings:
-        finding["consequence"] = bool(finding["_yields_to_host"] and set(finding["units"]) & covered)
-    self_reported = {u for f in findings if f["fru"] == "disk" and f["severity"] == "critical" for u in f["units"]}
-    controller_hosts = {f["suspect"]["device"] for f in host_level if f["fru"] == "controller"}
-    for finding in host_level:
-        if finding["fru"] == "bus" and finding["suspect"]["device"] in controller_hosts:
+        if finding["_yields_to_host"] and set(finding["units"]) & covered:
             finding["consequence"] = True
+    self_reported = {u for f in findings if f["fru"] == "disk" and f["severity"] == "critical" for u in f["units"]}
+    controller_adapters = {a for f in shared if f["fru"] == "controller" and not f["consequence"] for a in f["_adapters"]}
+    for finding in shared:
+        if finding["fru"] == "bus" and finding["_group_by"] in ("adapter", "channel") \
+                and finding["_adapters"] & controller_adapters:
+            finding["consequence"] = True   # the controller is the more specific explanation
         elif finding["fru"] == "bus" and set(finding["units"]) & self_reported:
             finding["confidence"] *= 0.5
+    explained: set[int] = set()
+    by_faults: set[int] = set()
+    for finding in findings:
+        ids = finding["_ids"] = finding.pop("_explained", set())
+        explained |= ids
+        if finding["fru"] != "none":
+            by_faults |= ids
+    # benign noise is not worth a line where a fault already accounts for the same events
+    findings = [f for f in findings if f["fru"] != "none" or not f["_ids"] <= by_faults]
+    unexplained = [r for r in context.records if r.get("error_class") and id(r) not in explained]
     suspects: dict[tuple, dict] = {}
     for finding in findings:
         if finding["consequence"] or finding["fru"] == "none":
@@ -483,9 +618,11 @@ def evaluate_rules(rules: list[Rule], analysis) -> tuple[list[dict], dict]:
         key = _suspect_key(finding)
         entry = suspects.setdefault(key, {"fru": finding["fru"], **finding["suspect"], "confidence": 0.0,
                                           "rules": [], "md_arrays": finding.get("md_arrays", []),
+                                          "component": finding.get("component"), "aliases": [],
                                           "_score": 0.0, "_first": finding["first"] or "~", "_count": 0})
         entry["confidence"] = 1 - (1 - entry["confidence"]) * (1 - finding["confidence"])
         entry["rules"].append(finding["rule"])
+        entry["aliases"] = sorted(set(entry["aliases"]) | set(finding["aliases"]))
         entry["_count"] += finding["count"]
         entry["_score"] += SEVERITY_WEIGHT[finding["severity"]] * finding["confidence"] * (1 + math.log10(max(finding["count"], 1)))
         if finding["first"] and finding["first"] < entry["_first"]:
@@ -498,11 +635,10 @@ def evaluate_rules(rules: list[Rule], analysis) -> tuple[list[dict], dict]:
         entry.pop("_count")
     findings.sort(key=lambda f: (f["consequence"], -SEVERITY_WEIGHT[f["severity"]] * f["confidence"], f["rule"]))
     for finding in findings:
-        finding.pop("_yields_to_host")
-        finding.pop("_group_by")
-        finding.pop("units")
+        for private in ("_yields_to_host", "_group_by", "units", "_adapters", "_ids"):
+            finding.pop(private)
         finding["confidence"] = round(finding["confidence"], 2)
-    return findings, _verdict(ranked, findings, analysis)
+    return findings, _verdict(ranked, findings, analysis, unexplained)
 
 
 def _title_in_sentence(title: str) -> str:
@@ -514,13 +650,16 @@ def _title_in_sentence(title: str) -> str:
     return f"{first.lower()} {rest}".strip()
 
 
-def _verdict(ranked: list[dict], findings: list[dict], analysis) -> dict:
+def _verdict(ranked: list[dict], findings: list[dict], analysis, unexplained: list[dict]) -> dict:
     degraded = [a for a in analysis.topology.md_arrays.values() if a.state in ("degraded", "failed")]
+    loose = _unexplained_units(unexplained, analysis.topology)
     if not ranked:
+        if loose:
+            return _unexplained_verdict(loose, degraded)
         status = "degraded" if degraded else "healthy"
         summary = ("md arrays degraded: " + ", ".join(a.name for a in degraded) + "; no failing part identified."
                    if degraded else "No storage fault found.")
-        return {"status": status, "summary": summary, "suspects": []}
+        return {"status": status, "summary": summary, "suspects": [], "unexplained": []}
     top = ranked[0]
     top_findings = [f for f in findings if not f["consequence"] and _suspect_key(f) == (top["fru"], top.get("hctl") or top.get("device"))]
     severities = {f["severity"] for f in top_findings}
@@ -528,8 +667,56 @@ def _verdict(ranked: list[dict], findings: list[dict], analysis) -> dict:
     name = top.get("hctl") or top.get("device") or "the shared component"
     who = ", ".join(x for x in (top.get("device") if top.get("device") != name else None, top.get("model"),
                                 top.get("serial") and f"serial {top['serial']}") if x)
+    component = top.get("component") or {}
+    if component.get("part") and component.get("label") and component["label"] != name:
+        who = ", ".join(x for x in (component["label"], who) if x)
     label = f"{name} ({who})" if who else name
     reasons = "; ".join(f"{_title_in_sentence(f['title'])} (x{f['count']})" for f in top_findings[:3])
     arrays = f"; md arrays: {', '.join(top['md_arrays'])}" if top.get("md_arrays") else ""
     summary = f"{_VERBS[top['fru']]} {label}: {reasons}{arrays}; confidence {top['confidence']:.2f}"
-    return {"status": status, "summary": summary, "suspects": ranked}
+    return {"status": status, "summary": summary, "suspects": ranked, "unexplained": loose}
+
+
+# the most a suspect may be trusted when no rule explains its errors
+UNEXPLAINED_CONFIDENCE = 0.4
+
+
+def _unexplained_units(records: list[dict], topology) -> list[dict]:
+    """Units with trouble no rule explains: what the events say and what the path allows to blame."""
+    from .origins import FRU_OF_ORIGIN
+    by_unit: dict[str, dict] = {}
+    for record in records:
+        unit = record.get("unit") or record.get("pci") or record.get("adapter") or "(no device named)"
+        entry = by_unit.setdefault(unit, {"unit": unit, "kinds": {}, "origins": {}, "count": 0,
+                                          "evidence": [], "_path": record.get("_path")})
+        entry["count"] += int(record.get("repeat") or 1)
+        entry["kinds"][record["kind"]] = entry["kinds"].get(record["kind"], 0) + int(record.get("repeat") or 1)
+        origin = record.get("origin") or "ambiguous"
+        entry["origins"][origin] = entry["origins"].get(origin, 0) + 1
+        if len(entry["evidence"]) < 5:
+            entry["evidence"].append({"source": record["source"], "line": record["line"], "text": record["raw"]})
+    result = []
+    for unit, entry in sorted(by_unit.items(), key=lambda kv: -kv[1]["count"]):
+        path = entry.pop("_path")
+        specific = [o for o in entry["origins"] if o in FRU_OF_ORIGIN]
+        origin = max(specific, key=lambda o: entry["origins"][o]) if specific else None
+        fru = FRU_OF_ORIGIN[origin] if origin else ("path" if path is not None and path.virtual else "disk")
+        confidence = 0.35 if origin else 0.2
+        info = _device_info(topology, unit if unit != "(no device named)" else None)
+        result.append({"fru": fru, "hctl": info["hctl"], "device": info["device"] or unit, "model": info["model"],
+                       "serial": info["serial"], "confidence": min(confidence, UNEXPLAINED_CONFIDENCE),
+                       "kinds": entry["kinds"], "origins": entry["origins"], "count": entry["count"],
+                       "evidence": entry["evidence"]})
+    return result
+
+
+def _unexplained_verdict(loose: list[dict], degraded: list) -> dict:
+    named = ", ".join(f"{u['device']} ({', '.join(f'{k} x{n}' for k, n in u['kinds'].items())})" for u in loose[:4])
+    more = f" and {len(loose) - 4} more" if len(loose) > 4 else ""
+    arrays = f"; md arrays degraded: {', '.join(a.name for a in degraded)}" if degraded else ""
+    summary = (f"Errors no rule explains on {named}{more}{arrays}: the events are read, their cause is not "
+               f"known; check the evidence below (the suspects are guesses, confidence at most "
+               f"{UNEXPLAINED_CONFIDENCE:.1f}).")
+    suspects = [{k: u[k] for k in ("fru", "hctl", "device", "model", "serial", "confidence")}
+                | {"rules": [], "md_arrays": [], "score": 0.0, "unexplained": True} for u in loose]
+    return {"status": "unexplained", "summary": summary, "suspects": suspects, "unexplained": loose}

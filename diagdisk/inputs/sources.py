@@ -48,6 +48,8 @@ SOSREPORT_PATHS: list[tuple[str, str]] = [
     ("sos_commands/md/mdadm_-D_*", "mdadm_detail"),
     ("sos_commands/scsi/lsscsi*", "lsscsi"),
     ("sos_commands/block/lsblk*", "lsblk"),
+    ("sos_commands/block/ls_-lanR_.sys.block", "sys_block"),
+    ("sos_commands/block/ls_-lan_.sys.block", "sys_block"),       # written by diagdisk collect
     ("sos_commands/block/ls_-lanR_.dev*", "by_id"),
     ("sos_commands/block/ls_-l_.dev.disk.by-*", "by_id"),
     ("sos_commands/devices/ls_-lanR_.dev*", "by_id"),

@@ -26,6 +26,8 @@ from ..resources import grammars_dir
 
 # Order in which families are tried when several match a line: specific before generic.
 FAMILY_ORDER = ("scsi", "ata", "nvme", "md", "dm", "fs", "transport", "block", "topology")
+# tried after every other family, whatever the keywords: a line of a known device no grammar reads
+FALLBACK_FAMILY = "device"
 
 
 def _hex(text: str) -> int:
@@ -87,6 +89,80 @@ def _vendor_model_rev(text: str) -> dict:
 def _bits(text: str) -> str:
     return " ".join(text.replace("{", " ").replace("}", " ").split())
 
+
+
+_BLOCKDEV_NAME = re.compile(r"(?:sd[a-z]+|hd[a-z]|vd[a-z]+|xvd[a-z]+)\d*|nvme\d+(?:c\d+)?n\d+(?:p\d+)?|mmcblk\d+(?:p\d+)?"
+                            r"|sr\d+|st\d+|md\d+(?:p\d+)?|dm-\d+|loop\d+|nbd\d+|rbd\d+")
+
+
+def _named_blockdev(name: str) -> dict:
+    return _blockdev_fields(name) if _BLOCKDEV_NAME.fullmatch(name) else {}
+
+
+def _device_prefix_fields(terminal: str, text: str) -> dict:
+    """The identity a storage device prefix shows (grammars/device.lark), whatever the body says."""
+    text = text.rstrip(":").strip()
+    if terminal == "DEV_SCSI":
+        m = re.match(r"(\S+) (\d+:\d+:\d+:\d+):?(?: \[([a-z0-9]+)\])?", text)
+        fields = _hctl_fields(m[2])
+        if m[3]:
+            fields.update(_named_blockdev(m[3]))
+        return fields
+    if terminal == "DEV_SCSI_HOST":
+        return {"host": int(re.search(r"\d+", text)[0])}
+    if terminal == "DEV_ATA":
+        return _ata_link_fields(text)
+    if terminal == "DEV_NVME":
+        last = text.split()[-1]
+        if re.fullmatch(r"nvme\d+", last):
+            return {"nvme_ctrl": last}
+        if ":" in last:
+            return {"pci": last, "driver": "nvme"}
+        return {**_named_blockdev(last), "nvme_ctrl": re.sub(r"(?:c\d+)?n\d+$", "", last)}
+    if terminal == "DEV_MD":
+        return {"md": re.search(r"md\d+$", text)[0]}
+    if terminal == "DEV_USB":
+        driver, address = text.split(" ", 1)
+        return {"driver": driver, "usb_port": address.split(":")[0]}
+    if terminal == "DEV_PCI":
+        driver, pci = text.rsplit(" ", 1)
+        return {"driver": driver, "pci": pci}
+    if terminal == "DEV_IDE":
+        return {"device": text} if text.startswith("hd") else {"adapter": text, "driver": "ide"}
+    if terminal == "DEV_FS":
+        name = re.search(r"\((?:device )?([a-z0-9-]+)", text)[1]
+        return _named_blockdev(name) or {"text": name}
+    return _adapter_prefix_fields(text)
+
+
+def _adapter_prefix_fields(text: str) -> dict:
+    """Adapters and transports that print their own name (grammars/device.lark DEV_ADAPTER)."""
+    m = re.fullmatch(r"qla2xxx \[([0-9a-fA-F:.]+)\]-[0-9a-fA-F]{4}:(\d*)", text)
+    if m:
+        return {"driver": "qla2xxx", "pci": m[1], **({"host": int(m[2])} if m[2] else {})}
+    m = re.fullmatch(r"connection(\d+):(\d+)", text)
+    if m:
+        return {"iscsi_conn": f"{m[1]}:{m[2]}", "iscsi_session": int(m[1])}
+    m = re.fullmatch(r"session(\d+)", text)
+    if m:
+        return {"iscsi_session": int(m[1])}
+    if text.startswith("rport-"):
+        return {"rport": text, "host": int(text[6:].split(":")[0])}
+    m = re.fullmatch(r"3w-(\w+): scsi(\d+)", text)
+    if m:
+        return {"driver": f"3w-{m[1]}", "host": int(m[2])}
+    m = re.fullmatch(r"(mptbase|mptscsih|mptsas|mptspi|mptfc): (ioc\d+)", text)
+    if m:
+        return {"driver": m[1], "adapter": m[2]}
+    m = re.fullmatch(r"(hv_storvsc|virtio_blk|vbd|ibmvscsi|ibmvfc) (\S+)", text)
+    if m:
+        driver = {"vbd": "xen-blkfront", "hv_storvsc": "storvsc"}.get(m[1], m[1])
+        return {"driver": driver, "adapter": m[2]}
+    if text.startswith("cciss/"):
+        return {"driver": "cciss", "device": text}
+    adapter = text.split(":")[0]
+    driver = re.sub(r"(?:_cm)?\d+$", "", adapter).lower()
+    return {"adapter": adapter, "driver": {"aac": "aacraid", "sym": "sym53c8xx"}.get(driver, driver)}
 
 # terminal name -> function(token text) -> dict of event fields
 CONVERTERS: dict[str, Callable[[str], dict]] = {
@@ -163,6 +239,11 @@ CONVERTERS: dict[str, Callable[[str], dict]] = {
     "VMR": lambda t: _vendor_model_rev(t),
     "RESET_LEVEL": lambda t: {"detail": t},
     "OUTCOME": lambda t: {"text": t},
+    # storage device prefixes (grammars/device.lark): identity first, whatever the body says
+    **{name: (lambda n: lambda t: _device_prefix_fields(n, t))(name)
+       for name in ("DEV_SCSI", "DEV_SCSI_HOST", "DEV_ATA", "DEV_NVME", "DEV_MD", "DEV_USB", "DEV_PCI",
+                    "DEV_ADAPTER", "DEV_IDE", "DEV_FS")},
+    "BODY": lambda t: {"text": t.strip()},
     # -- family converters below (one line each; keep names equal to the terminal) --
     # -- section: scsi, block, buffer heads --
     # -- section: ata, ide, usb --
@@ -235,7 +316,8 @@ def grammar_specs() -> dict[str, GrammarSpec]:
 def kernel_families() -> list[str]:
     specs = grammar_specs()
     names = [n for n in specs if specs[n].keywords]
-    return sorted(names, key=lambda n: (FAMILY_ORDER.index(n) if n in FAMILY_ORDER else 99, n))
+    return sorted(names, key=lambda n: (FAMILY_ORDER.index(n) if n in FAMILY_ORDER
+                                        else 100 if n == FALLBACK_FAMILY else 99, n))
 
 
 @cache

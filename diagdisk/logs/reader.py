@@ -19,12 +19,14 @@ from .events import IDENTITY_FIELDS
 from .framing import Framed, frame_line
 from .plans import _BSD_START, _ISO_START, MAY_NAME_A_SCSI_DEVICE, LinePlans, PlanHit
 from ..inputs.limits import Limits
-from .grammar import MessageParser, default_parser, grammar_specs, kernel_families
+from .grammar import FALLBACK_FAMILY, MessageParser, default_parser, grammar_specs, kernel_families
 from .prefilter import Prefilter
 from ..inputs.safeio import decode_log_bytes
 
 MAX_UNPARSED_SAMPLES = 20
 _HEADER_STYLES = {"syslog", "rfc3339", "dmesg", "dmesg_T", "kmsg", "tag_only"}
+# styles whose lines name the program that wrote them (kernel lines say "kernel")
+_TAGGED_STYLES = {"syslog", "rfc3339", "tag_only"}
 
 
 @cache
@@ -86,6 +88,10 @@ class LogReader:
         self._frames: dict[int, Framed] = {}
         self._whole_shapes: set[tuple] = set()
         self.plans = LinePlans()
+        # lines picked only by the broad tier of words of trouble are candidates when their
+        # message starts with a storage device's prefix (grammars/device.lark)
+        self._broad_only = frozenset({FALLBACK_FAMILY})
+        self._device_prefix = self._prefix_pattern()
         self.use_plans = use_plans  # off only to check that plans read what the general way reads
         self.plan_hits = 0
 
@@ -144,7 +150,12 @@ class LogReader:
                     pending.append(hit)
                     continue
                 first_line_no = line_no
+                broad_only = families == self._broad_only
+                if broad_only and result.header_style in _TAGGED_STYLES and b"kernel" not in line:
+                    continue  # a word of trouble from a program, not from the kernel
                 framed = self._frame(text, start, end)
+                if broad_only and not self._device_prefix.match(framed.message.lstrip()):
+                    continue  # a word of trouble that names no storage device
                 if headered and framed.header is None and not framed.indented:
                     # a continuation line: parse the message it continues, unless that was done
                     opening = self._opening_line(text, start, line_no, consumed_line)
@@ -186,6 +197,12 @@ class LogReader:
             result.events_read += len(pending)
             yield from pending
         result.lines = max(last_line_count, 0)
+
+    def _prefix_pattern(self) -> re.Pattern:
+        if FALLBACK_FAMILY not in self.parser.families:
+            return re.compile(r"(?!)")
+        patterns = self.parser.terminal_patterns(FALLBACK_FAMILY)
+        return re.compile("|".join(f"(?:{patterns[name]})" for name in sorted(patterns) if name.startswith("DEV_")))
 
     def _learn_plan(self, key: tuple, line: bytes, framed: Framed, event: dict, families: frozenset) -> None:
         """Keep a plan for lines like this one, if one reads it exactly as framing and grammar did."""
@@ -306,6 +323,11 @@ class LogReader:
                 self._whole_shapes.clear()
             self._whole_shapes.add(shape)
             return [whole]
+        if FALLBACK_FAMILY not in families and FALLBACK_FAMILY in self.parser.families:
+            # identity first: a line of a known device whose text no family reads is kept
+            fallback = self.parser.parse(message, (FALLBACK_FAMILY,))
+            if fallback is not None:
+                return [fallback]
         return []
 
     def _context_events(self, text, start, end, line_no, source_name) -> list[dict]:

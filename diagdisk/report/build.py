@@ -94,7 +94,11 @@ def _devices(analysis, events: list[dict]) -> list[dict]:
         error_counts = Counter()
         for key in {device.hctl, device.name, device.key} - {None}:
             error_counts.update(counts.get(key, {}))
+        probe = {"unit": device.hctl or device.key, "hctl": device.hctl, "device": device.name,
+                 "host": int(device.hctl.split(":")[0]) if device.hctl else None,
+                 "ata_port": device.ata_port, "nvme_ctrl": device.key if (device.type == "nvme") else None}
         rows.append({
+            "path": analysis.topology.paths.path(probe, device).as_dict(),
             "hctl": device.hctl, "name": device.name, "majmin": device.majmin, "vendor": device.vendor,
             "model": device.model, "revision": device.revision, "serial": device.serial,
             "wwn": normal_wwn(device.wwn), "ata_port": device.ata_port or next(

@@ -37,6 +37,7 @@ def render_text(report: dict) -> str:
             out += _finding_lines(finding, evidence=1)
         if len(consequences) > 5:
             out.append(f"    ... {len(consequences) - 5} more in --format json")
+    out += _unexplained_lines(report["verdict"].get("unexplained") or [])
     out.append("")
     devices = [d for d in report["devices"]]
     if devices:
@@ -112,3 +113,18 @@ def _warning_lines(warnings: list[str], prefix: str) -> list[str]:
     if len(warnings) > MAX_WARNINGS_SHOWN:
         lines.append(f"{prefix}... {len(warnings) - MAX_WARNINGS_SHOWN} more in --format json")
     return lines
+
+
+def _unexplained_lines(units: list[dict]) -> list[str]:
+    """Trouble no rule explains: never hidden, never called healthy."""
+    if not units:
+        return []
+    out = ["  Errors no rule explains (read, but not understood; most likely part in brackets):"]
+    for unit in units[:8]:
+        kinds = ", ".join(f"{k} x{n}" for k, n in unit["kinds"].items())
+        out.append(f"    {unit['device']}: {kinds} [{unit['fru']}?]")
+        for line in unit["evidence"][:2]:
+            out.append(f"      {line['source']}:{line['line']}: {line['text'][:160]}")
+    if len(units) > 8:
+        out.append(f"    ... {len(units) - 8} more in --format json")
+    return out

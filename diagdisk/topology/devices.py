@@ -14,6 +14,7 @@ from dataclasses import dataclass, field
 from ..decode import devnames
 from .tables import MdArray, MultipathMap, ScsiDevice
 from ..logs.observations import SequenceLinks
+from .paths import PathModel
 
 
 @dataclass
@@ -49,6 +50,7 @@ class Topology:
         self.multipath: list[MultipathMap] = []
         self.by_id: dict[str, list[str]] = {}      # disk name -> its /dev/disk/by-id names
         self._bad_links: set[tuple[str, str]] = set()
+        self.paths = PathModel()
 
     # ---- building
     def link(self, hctl: str | None, name: str | None, origin: str) -> None:

@@ -281,12 +281,18 @@ def _is_by_id_folder(directory: str) -> bool:
     return directory.rstrip("/").endswith("by-id")
 
 
-def read_by_id(text: str) -> TableRead[dict[str, list[str]]]:
-    """`ls -l /dev/disk/by-id`, or the by-id folders of a recursive `ls -lR /dev` -> {sdX: [ids]}
-    (whole disks only: the -partN links are left out).
+def _is_by_path_folder(directory: str) -> bool:
+    return directory.rstrip("/").endswith("by-path")
 
-    In a recursive listing only the lines of by-id folders are parsed: the rest of /dev is no
+
+def read_by_id(text: str, folder: str = "by-id") -> TableRead[dict[str, list[str]]]:
+    """`ls -l /dev/disk/by-id`, or the by-id folders of a recursive `ls -lR /dev` -> {sdX: [ids]}
+    (whole disks only: the -partN links are left out). With folder="by-path", the same of
+    /dev/disk/by-path: {sdX: [pci-0000:00:1f.2-ata-3, ...]}.
+
+    In a recursive listing only the lines of those folders are parsed: the rest of /dev is no
     by-id name, and a few thousand lines of it are not worth a grammar each."""
+    wanted = _is_by_path_folder if folder == "by-path" else _is_by_id_folder
     links: dict[str, list[str]] = {}
     unparsed: list[tuple[int, str]] = []
     directory: str | None = None    # None: the listing of a single folder, named by the file
@@ -294,7 +300,7 @@ def read_by_id(text: str) -> TableRead[dict[str, list[str]]]:
         stripped = line.strip()
         if not stripped:
             continue
-        if directory is not None and not _is_by_id_folder(directory) and not stripped.endswith(":"):
+        if directory is not None and not wanted(directory) and not stripped.endswith(":"):
             continue
         parsed = parse_table_line("by_id", stripped)
         if parsed is None:
@@ -308,6 +314,25 @@ def read_by_id(text: str) -> TableRead[dict[str, list[str]]]:
             if re.search(r"-part\d+$", name):
                 continue
             links.setdefault(PurePosixPath(fields["target"]).name, []).append(name)
+    return TableRead(links, unparsed)
+
+
+def read_sysfs_links(text: str) -> TableRead[dict[str, str]]:
+    """`ls -lanR /sys/block` (sos's block plugin) -> {sdX: '../devices/pci0000:00/.../block/sdX'}:
+    each block device's link into the sysfs device tree, which shows its whole path."""
+    links: dict[str, str] = {}
+    unparsed: list[tuple[int, str]] = []
+    for number, line in enumerate(text.splitlines(), 1):
+        stripped = line.strip()
+        if not stripped or stripped.startswith("total"):
+            continue
+        parsed = parse_table_line("by_id", stripped)
+        if parsed is None:
+            unparsed.append((number, line))
+            continue
+        kind, fields = parsed
+        if kind == "entry" and fields.get("target") and "devices/" in str(fields["target"]):
+            links.setdefault(fields["name"], str(fields["target"]))
     return TableRead(links, unparsed)
 
 

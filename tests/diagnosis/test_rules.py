@@ -151,7 +151,8 @@ _TWO_BUSES = ("Mar  2 18:07:17 db1 kernel: sd 0:0:1:0: [sdb] FAILED Result: host
               "Mar  2 18:07:19 db1 kernel: sd 0:1:1:0: [sdd] FAILED Result: hostbyte=DID_TIME_OUT driverbyte=DRIVER_OK\n")
 
 
-@pytest.mark.parametrize("by, suspects", [("host", ["host0"]), ("channel", ["host0 channel 0"]), ("none", [None])])
+@pytest.mark.parametrize("by, suspects", [("adapter", ["host0"]), ("channel", ["host0 channel 0"]),
+                                         ("host", ["host0"]), ("none", ["host0"])])
 def test_grouping_names_the_part_the_events_share(tmp_path, by, suspects):
     from diagdisk.diagnosis.analysis import analyze
     from diagdisk.diagnosis.engine import evaluate_rule, build_context

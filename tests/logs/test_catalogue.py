@@ -95,3 +95,39 @@ def test_coverage_by_group_and_era(tmp_path, capsys):
     for (name, klass), (ok, total) in table.items():
         if klass != "info":
             assert ok == total, f"{name} {klass}: {total - ok} rows not read as their event"
+
+
+def test_origins_agree_with_the_catalogue(tmp_path, capsys):
+    """rules/model/origins.yml gives each event the component that originated it; the catalogue
+    row, read from the kernel source, says the same for its message. Print every disagreement."""
+    import pandas as pd
+
+    from diagdisk.diagnosis.engine import PATH_FIELDS
+    from diagdisk.diagnosis.origins import attribute, refine
+    from diagdisk.logs.events import EVENT_FIELDS
+    from diagdisk.topology.paths import transport_of_driver, VIRTUAL_TRANSPORTS
+
+    agree, disagree = 0, []
+    for group, row in ROWS:
+        # a continuation line (ASC text, Info fld, CDB, result) takes its origin from the report it is
+        # stitched into: alone it cannot say who spoke
+        if row["class"] == "info" or row["origin"] in ("none",) or row["kind"] in ("sense_detail", "result_detail"):
+            continue
+        events = [e for e in read_line(row["line"], tmp_path) if e["kind"] != "scsi_context"]
+        if not events or events[0]["kind"] != row["kind"]:
+            continue
+        event = events[0]
+        frame = pd.DataFrame([{k: event.get(k) for k in set(EVENT_FIELDS) | set(PATH_FIELDS)}])
+        transport = transport_of_driver(event.get("driver"))
+        origin = refine(attribute(frame)[0][0], transport, transport in VIRTUAL_TRANSPORTS)
+        # an NVMe drive is its own controller: a fault of that controller is the drive's
+        wanted = "device" if row["origin"] == "adapter" and event.get("nvme_ctrl") else row["origin"]
+        if origin == wanted or (origin == "none" and row["class"] == "consequence"):
+            agree += 1
+        else:
+            disagree.append(f"{row['id']}: {origin} (catalogue: {row['origin']})")
+    with capsys.disabled():
+        print(f"\norigins agree with the catalogue on {agree}/{agree + len(disagree)} rows")
+        for line in disagree:
+            print("  " + line)
+    assert agree >= 0.9 * (agree + len(disagree))

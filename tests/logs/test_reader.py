@@ -31,9 +31,27 @@ def test_continuation_line_without_header_joins_the_message_before(tmp_path):
 
 
 def test_candidate_no_grammar_accepts_is_counted_and_sampled(tmp_path):
-    result = _read(tmp_path, "Mar  2 18:07:17 h kernel: md/raid1:md0: Disk failure on, a wording no md grammar knows\n")
+    result = _read(tmp_path, "Mar  2 18:07:17 h kernel: raid1: Disk failure on, a wording no md grammar knows\n")
     assert result.unparsed_candidates == 1
     assert result.unparsed_samples[0][0] == 1
+
+
+def test_a_known_device_line_no_grammar_reads_is_kept_unclassified(tmp_path):
+    result = _read(tmp_path, "Mar  2 18:07:17 h kernel: md/raid1:md0: Disk failure on, a wording no md grammar knows\n")
+    assert result.unparsed_candidates == 0
+    [event] = result.events
+    assert event["kind"] == "unclassified" and event["md"] == "md0"
+    assert event["text"] == "Disk failure on, a wording no md grammar knows"
+
+
+def test_words_of_trouble_count_only_on_a_storage_device_line(tmp_path):
+    result = _read(tmp_path, (
+        "Mar  2 18:07:17 h NetworkManager[812]: <error> device eth0 failed\n"
+        "Mar  2 18:07:18 h kernel: e1000e 0000:00:19.0 eth0: Reset adapter unexpectedly\n"
+        "Mar  2 18:07:19 h kernel: sd 2:0:1:0: [sdb] frobnication error the grammars do not know\n"))
+    assert result.unparsed_candidates == 0
+    [event] = result.events
+    assert (event["kind"], event["hctl"], event["device"]) == ("unclassified", "2:0:1:0", "sdb")
 
 
 def test_an_indented_line_of_one_printk_takes_the_time_of_the_line_it_belongs_to(tmp_path):
