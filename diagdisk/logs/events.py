@@ -23,7 +23,7 @@ EVENT_FIELDS: dict[str, tuple[type, str]] = {
     "clock": (str, "'wall' (epoch seconds) or 'uptime:<source>' (seconds since boot)"),
     "time_quality": (str, "exact | year_inferred | uptime | none"),
     # classification
-    "family": (str, "message family: scsi, block, ata, nvme, md, dm, fs, transport, topology"),
+    "family": (str, "message family: scsi, block, ata, nvme, pci, md, dm, fs, transport, topology"),
     "kind": (str, "what happened: sense, scsi_result, io_error, timeout, abort, reset, offline, ..."),
     "detail": (str, "qualifier of the kind: reset level, link state, md action, ..."),
     # identity
@@ -172,7 +172,9 @@ NON_EVENT_KINDS = frozenset({"attach", "info", "scsi_context", "md_member"})
 # device's errors.
 INFORMATIONAL = frozenset({("ata_link", "up"), ("ata_eh_complete", None), ("md_recovery", None),
                            ("md_recovery", "start"), ("md_recovery", "done"), ("path_reinstated", None),
-                           ("path_reinstated", "multipathd")})
+                           ("path_reinstated", "multipathd"), ("aer", "recovered"), ("aer", "link_reset"),
+                           ("pci_link", "link_up"), ("pci_link", "card_present"),
+                           ("pci_link", "dpc_recovered")})
 
 
 def is_informational(event: dict) -> bool:
@@ -181,7 +183,20 @@ def is_informational(event: dict) -> bool:
 
 DETAIL_KINDS = frozenset({"sense_detail", "cdb", "ata_detail", "scsi_context", "result_detail"})
 # Kinds a detail may merge into, and what the merged report becomes.
-GROUP_KINDS = frozenset({"sense", "scsi_result", "scsi_context", "ata_exception", "scsi_error_report"})
+GROUP_KINDS = frozenset({"sense", "scsi_result", "scsi_context", "ata_exception", "scsi_error_report", "aer"})
+# (kind, detail) of the later lines of a report that keeps its own kind on every line (a PCIe AER
+# report: the status word, one line per error bit, the TLP header): they merge into the report of
+# their kind opened just before them, and stand as an event of that kind when nothing is open.
+CONTINUATION_DETAILS = frozenset({("aer", "status"), ("aer", "error_bit"), ("aer", "tlp_header"),
+                                  ("aer", "first_agent"), ("aer", "layer"), ("aer", "agent_id"),
+                                  ("aer", "device_id")})
+# (kind, detail) of a report's first line that does not say yet what happened (the banner of a
+# 2.6.18 AER block): the first line of its kind that joins it gives the report its detail.
+OPENING_DETAILS = frozenset({("aer", "report_start")})
+# A report that names the unit its error came from (an AER root port names the function that sent
+# the error message, as aer_agent) is continued by the lines that unit prints next: field -> the
+# identity field those lines name it by.
+SOURCE_FIELDS = {"aer_agent": "pci"}
 MERGE_WINDOW_LINES = 12
 
 

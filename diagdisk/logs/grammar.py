@@ -398,6 +398,25 @@ CONVERTERS: dict[str, Callable[[str], dict]] = {
     "IDE_CONTEXT": lambda t: {"text": t.rstrip(":")},
     "IDE_IDENTITY": lambda t: {"model": t.rsplit(",", 1)[0].strip()},
     # -- section: nvme, pci/aer, md, dm, fs --
+    # a filesystem's or a dm target's block device: its disk, and the map or array it is when stacked
+    "DEVNAME": lambda t: {**_blockdev_fields(t), **({"dm": t} if t.startswith("dm-") else {"md": devnames.disk_of(t)} if t.startswith("md") else {})},
+    # AER severities: 6.x says "Correctable"/"Uncorrectable" for what 2.6 to 5.x call "Corrected"/"Uncorrected"
+    "AER_CORRECTED": lambda t: {"aer_severity": "Corrected"},
+    "AER_NONFATAL": lambda t: {"aer_severity": "Uncorrected (Non-Fatal)"},
+    "AER_FATAL": lambda t: {"aer_severity": "Uncorrected (Fatal)"},
+    "AER_TYPE": lambda t: {"aer_type": t},
+    "INACCESSIBLE": lambda t: {"aer_type": "Inaccessible"},
+    "AER_AGENT": lambda t: {"aer_agent": t.lower()},
+    # 2.6.32/3.10 name the source by its requester id, bus << 8 | devfn, without the PCI domain
+    "AER_AGENT__ID": lambda t: {"aer_agent": f"{int(t, 16) >> 8:02x}:{int(t, 16) >> 3 & 0x1f:02x}.{int(t, 16) & 7}"},
+    "AER_AGENT__BDF": lambda t: (lambda bus, dev, fn: {"aer_agent": f"{bus.lower()}:{dev.lower()}.{int(fn, 16)}"})(*re.findall(r"=([0-9a-fA-F]{2})h", t)),
+    "AER_STATUS": lambda t: {"aer_status": t},
+    # pciehp "Slot(N)": the slot's physical name, a number on most boards
+    "HOTPLUG_SLOT": lambda t: {"text": t, "slot": int(t[5:-1]) if t[5:-1].isdigit() else None},
+    # btrfs messages read as one token: the member they name after /dev/, as a DEVNAME
+    **dict.fromkeys(("DEVICE__DEV_STATS", "DEVICE__IO_ERROR_AT", "DEVICE__LOST_PAGE_WRITE", "DEVICE__FIXED_UP", "DEVICE__UNFIXABLE"), lambda t: CONVERTERS["DEVNAME"](re.search(r"/dev/([^\s,()]+)", t)[1])),
+    # ext "Directory index full" warnings: the whole warning is the text, as other warnings keep theirs
+    "DIRECTORY_INDEX_FULL": lambda t: {"text": t},
     # -- section: sas/raid adapters, parallel scsi --
     "IOC": lambda t: {"adapter": t},
     "ADAPTER": lambda t: {"adapter": t.strip("()")},

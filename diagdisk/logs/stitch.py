@@ -3,12 +3,15 @@
 The kernel prints one failed command over several lines (result, sense key, ASC/ASCQ, CDB; libata's
 exception, failed command, taskfile, status, error). A detail line merges into the report opened
 just before it in the same source when their identities agree; a line that names no device takes
-the identity of the report it joins, and gives its own to a report that had none.
+the identity of the report it joins, and gives its own to a report that had none. A report whose
+lines all keep its kind (a PCIe AER report) is continued by the lines events.CONTINUATION_DETAILS
+names, and by the lines of the unit it names as its error's source, printed under their own prefix.
 """
 
 from __future__ import annotations
 
-from .events import DETAIL_KINDS, GROUP_KINDS, IDENTITY_FIELDS, MERGE_WINDOW_LINES
+from .events import (CONTINUATION_DETAILS, DETAIL_KINDS, GROUP_KINDS, IDENTITY_FIELDS, MERGE_WINDOW_LINES,
+                     OPENING_DETAILS, SOURCE_FIELDS)
 
 # kinds an open report may turn into when a line of this kind joins it
 _PROMOTING = {
@@ -42,8 +45,30 @@ def _compatible(group: dict, event: dict) -> bool:
     return True
 
 
+def _from_source(group: dict, event: dict) -> bool:
+    """Whether `event`, which names no source of its own, was printed by the unit `group` names as
+    the source of its error (SOURCE_FIELDS); 2.6.32/3.10 AER names it without its PCI domain."""
+    if group["kind"] != event["kind"]:
+        return False
+    for source_field, identity_field in SOURCE_FIELDS.items():
+        source, unit = group.get(source_field), event.get(identity_field)
+        if source and unit and event.get(source_field) is None and (unit == source or unit.endswith(":" + source)):
+            return True
+    return False
+
+
+def _continues(group: dict, event: dict) -> bool:
+    """Whether `event` is a later line of `group`, a report of its own kind (see CONTINUATION_DETAILS)."""
+    kind = event["kind"]
+    return group["kind"] == kind and ((kind, event.get("detail")) in CONTINUATION_DETAILS
+                                      or (kind, group.get("detail")) in OPENING_DETAILS
+                                      or _from_source(group, event))
+
+
 # fields of a line that joins a report that the report keeps its own of (and the "_" ones)
 _NOT_MERGED = frozenset({"kind", "detail", "line", "raw", "source", "family", "grammar"})
+# fields that name one of several bits: a report lists the bits each of its lines names
+_GATHERED = frozenset({"aer_status"})
 # lines of a report kept with its first one as its text (its evidence shows them all)
 _MAX_REPORT_LINES = 8
 
@@ -54,8 +79,13 @@ def _merge_into(group: dict, event: dict) -> None:
     if len(lines) < _MAX_REPORT_LINES - 1 and event.get("raw") and event["line"] != group["line"]:
         lines.setdefault(event["line"], event["raw"])  # a line that held two messages is shown once
     for key, value in event.items():
-        if key not in _NOT_MERGED and group.get(key) is None and key[0] != "_":
+        if key in _NOT_MERGED or key[0] == "_":
+            continue
+        current = group.get(key)
+        if current is None:
             group[key] = value
+        elif key in _GATHERED and value is not None and value not in current.split(", "):
+            group[key] = f"{current}, {value}"
 
 
 _SCSI_ERRORS = {"scsi_result", "sense", "timeout", "abort", "offline", "ata_exception", "ata_detail", "nvme_error"}
@@ -92,9 +122,10 @@ class Stitcher:
         if open_group is not None and event["line"] - open_group["_last_line"] > MERGE_WINDOW_LINES:
             self._close(done)
             open_group = None
-        if open_group is not None and _compatible(open_group, event):
+        if open_group is not None and (_compatible(open_group, event) or _from_source(open_group, event)):
             # the CDB printed after a host reset is the command that triggered it, not the reset's unit
-            joins = kind in DETAIL_KINDS and kind != "scsi_context" and not _adapter_wide(open_group)
+            joins = (kind in DETAIL_KINDS and kind != "scsi_context" and not _adapter_wide(open_group)
+                     or _continues(open_group, event))
             promotes = open_group["kind"] in _PROMOTING.get(kind, ()) and (
                 kind != "sense" or open_group.get("sense_key") is None)
             fills_identity = (kind == "scsi_context" and not any(
@@ -105,6 +136,9 @@ class Stitcher:
                     open_group["kind"] = kind
                     if event.get("detail"):
                         open_group["detail"] = event["detail"]
+                elif (kind, open_group.get("detail")) in OPENING_DETAILS and event.get("detail") \
+                        and (kind, event["detail"]) not in CONTINUATION_DETAILS:
+                    open_group["detail"] = event["detail"]  # the first line that says what happened
                 _merge_into(open_group, event)
                 open_group["_last_line"] = event["line"]
                 return done

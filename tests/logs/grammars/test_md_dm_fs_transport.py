@@ -77,7 +77,7 @@ def test_cases_exercise_the_families():
     ("Apr 27 21:20:37 localhost kernel: qla2xxx [0000:81:00.1]-500b:10: LOOP DOWN detected (2 7 0 0).",
      "transport__fc_link_down", {"host": 10, "pci": "0000:81:00.1"}),
     ("Apr 27 21:20:42 localhost kernel: EXT4-fs warning (device dm-8): ext4_end_bio:316: I/O error -5 writing to inode"
-     " 24117995 (offset 0 size 0 starting block 96511296)", "fs_error__io", {"device": "dm-8"}),
+     " 24117995 (offset 0 size 0 starting block 96511296)", "io_error__writeback", {"device": "dm-8"}),
     ("Mar 24 20:50:28 phobia kernel: ieee1394: sbp2: Bus reset in progress - rejecting command", "transport__bus_reset", {}),
     ("[  603.379775] xhci_hcd 0000:01:00.0: WARNING: Host System Error", "controller_error__host_system_error",
      {"pci": "0000:01:00.0"}),
