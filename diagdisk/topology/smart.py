@@ -51,7 +51,7 @@ from typing import Any
 from lark import Lark, Token, Tree
 from lark.exceptions import LarkError
 
-from diagdisk.errors import InputError
+from diagdisk.errors import InputError, NumberOutOfRange, bounded
 from diagdisk.larkbuild import build_lark
 from diagdisk.resources import grammars_dir
 
@@ -157,13 +157,17 @@ def line_parser() -> Lark:
     return build_lark(text)
 
 
+# SMART counters are at most 48-bit raw values, LBAs 64-bit: a number past 2^64 is no reading
+_SMART_LIMIT = 1 << 64
+
+
 def _convert(token: Token) -> Any:
     if token.type in ("NUMBER", "ATTR_ID"):
-        return int(token.replace(",", ""))
+        return bounded(token.replace(",", ""), _SMART_LIMIT, "smartctl number")
     if token.type == "PERCENT":
-        return int(token[:-1])
+        return bounded(token[:-1], _SMART_LIMIT, "smartctl percentage")
     if token.type == "ATTR_NUMBER":
-        return None if token == "---" else int(token)
+        return None if token == "---" else bounded(token, _SMART_LIMIT, "smartctl attribute value")
     if token.type == "DECIMAL":
         return float(token)
     return str(token)
@@ -182,6 +186,13 @@ def parse_line(line: str) -> tuple[str, dict[str, Any]] | None:
         tree = line_parser().parse(stripped)
     except LarkError:
         return None
+    try:
+        return _fields(tree)
+    except NumberOutOfRange:
+        return None   # a number no drive reports: the line tells nothing
+
+
+def _fields(tree: Tree) -> tuple[str, dict[str, Any]]:
     fields: dict[str, Any] = {}
     for child in tree.children:
         # Bare tokens are separators (a table index, the hex LBA beside the decimal one).
