@@ -86,9 +86,24 @@ class TableRead(Generic[Records]):
     unparsed: list[tuple[int, str]] = field(default_factory=list)   # (line number, line)
 
 
+# What a table goes through on its way from a terminal to a web page and back: non-breaking
+# spaces (or the replacement characters a wrong decoding left of them), HTML character references
+# for lsblk's tree ("&#9492;&#9472;"), and lines of dots where the poster cut rows out.
+_PASTED_SPACES = re.compile("[\u00a0\ufffd]")
+_HTML_REFERENCE = re.compile(r"&#(\d{2,6});|&#x([0-9a-fA-F]{2,5});")
+_ELISION = re.compile(r"\s*(?:\.{3,}|…|\[\.\.\.\]|<snip>|\[snip\])\s*")
+
+
+def _unpasted(line: str) -> str:
+    if "&#" in line:
+        line = _HTML_REFERENCE.sub(lambda m: chr(int(m[1]) if m[1] else int(m[2], 16)), line)
+    return _PASTED_SPACES.sub(" ", line)
+
+
 def _table_lines(grammar: str, text: str) -> Iterator[tuple[int, str, tuple[str, dict] | None]]:
     for number, line in enumerate(text.splitlines(), 1):
-        if line.strip():
+        if line.strip() and not _ELISION.fullmatch(line):
+            line = _unpasted(line)
             yield number, line, parse_table_line(grammar, line)
 
 
@@ -199,6 +214,29 @@ def _is_default_table(columns: list[str]) -> bool:
     return columns[:6] == _DEFAULT_COLUMNS and columns[6:] in ([], ["MOUNTPOINT"], ["MOUNTPOINTS"])
 
 
+# columns lsblk always fills with one word: a row splits on spaces up to the last of them
+_ONE_WORD_COLUMNS = {"NAME", "KNAME", "MAJ:MIN", "RM", "SIZE", "RO", "TYPE"}
+_TREE_PREFIX = re.compile(r"^(?:[│|]\s+)*(?:├─|└─|\|-|`-)")
+
+
+def _custom_column_row(columns: list[str], line: str) -> ScsiDevice | None:
+    """A whole disk from `lsblk -o NAME,SIZE,TYPE,...`: read when NAME and TYPE come before any
+    column that may be empty or hold spaces."""
+    if "NAME" not in columns or "TYPE" not in columns:
+        return None
+    leading = columns[:columns.index("TYPE") + 1]
+    if not set(leading) <= _ONE_WORD_COLUMNS:
+        return None
+    words = _TREE_PREFIX.sub("", line.strip()).split()
+    if len(words) < len(leading):
+        return None
+    values = dict(zip(leading, words))
+    if values["TYPE"] not in _WHOLE_DISK_TYPES or not re.fullmatch(r"[A-Za-z][\w.:-]*", values["NAME"]):
+        return None
+    return ScsiDevice(hctl="", name=values["NAME"], size=values.get("SIZE"), type=values["TYPE"],
+                      majmin=values.get("MAJ:MIN"))
+
+
 def _lsblk_device(values: dict[str, Any]) -> ScsiDevice | None:
     """A whole disk from one device's columns (keys upper-case as -P prints them); None otherwise."""
     def text(key: str) -> str | None:
@@ -230,6 +268,9 @@ def read_lsblk(text: str) -> TableRead[list[ScsiDevice]]:
             columns = fields["columns"]
             continue
         if columns is not None and not _is_default_table(columns):
+            device = _custom_column_row(columns, line)
+            if device is not None:
+                devices.append(device)
             continue
         if kind is None:
             unparsed.append((number, line))
