@@ -21,7 +21,7 @@ from datetime import datetime, timezone
 from ..inputs.safeio import decode_log_bytes
 from .framing import Framed, frame_line
 
-RING_BUFFER_STYLES = ("dmesg", "dmesg_T", "kmsg")
+RING_BUFFER_STYLES = ("dmesg", "dmesg_T", "dmesg_H", "kmsg")
 _KERNEL_TAG = b" kernel: "
 _TAG_AT_LINE_START = b"\nkernel: "
 

@@ -69,6 +69,8 @@ _MONOTONIC_HOST_TAG = re.compile(r"(?P<host>[^\s:\[\]]+) (?P<tag>kernel|[^\s:\[\
 # a bare tag left when a journal was printed without timestamps ("kernel: msg")
 _BARE_TAG = re.compile(r"kernel: ?")
 # a test harness or console clock before a dmesg stamp: "04:30:32.34 [ 7194.579886] ..."
+# dmesg -H (--human): "[Aug28 17:07] " at each new minute, "[  +0.000004] " relative in between
+_DMESG_H = re.compile(r"\[(?:(?P<mon>[A-Z][a-z]{2})(?P<day>\d{1,2}) (?P<hm>\d\d:\d\d)| *\+(?P<rel>\d+\.\d+))\] ?")
 _CONSOLE_CLOCK = re.compile(r"\d\d:\d\d:\d\d(?:\.\d+)? (?=\[)")
 
 # Text pasted through web pages and mail: typographic quotes are dropped, dashes made ASCII.
@@ -284,6 +286,16 @@ def _frame_general(text: str) -> Framed:
                 pos = m.end()
                 progress = True
                 continue
+        m = _DMESG_H.match(text, pos) if framed.header is None else None
+        if m and (m["rel"] is not None or m["mon"] in MONTHS):
+            # dmesg -H: the first line of a minute is stamped "[Aug28 17:07]", the next ones by
+            # their distance from the line before ("[  +8.063930]"): only the former has a time
+            framed.header = "dmesg_H"
+            if m["mon"]:
+                _month_day_time(framed, m["mon"], m["day"], m["hm"] + ":00", None)
+            pos = m.end()
+            progress = True
+            continue
         m = _CONSOLE_CLOCK.match(text, pos)
         if m:
             pos = m.end()

@@ -128,3 +128,13 @@ def test_short_monotonic_and_kmsg_logs_read_into_events(tmp_path):
     assert read.unparsed_candidates == 0 and read.header_style == "kmsg"
     assert [(e["kind"], e["line"], e["_uptime"]) for e in read.events] == [
         ("attach", 1, 2.1), ("ata_detail", 4, 222.909534)]
+
+
+def test_dmesg_human_stamps_frame_the_message_and_only_the_minute_lines_carry_a_time():
+    minute = frame_line("[Aug28 17:07] hwmon hwmon1: Undervoltage detected!")
+    relative = frame_line("[  +8.063930] sd 0:0:0:0: [sda] tag#1 uas_eh_abort_handler 0 uas-tag 2 inflight: CMD")
+    assert (minute.header, minute.month_day_time, minute.message) == \
+        ("dmesg_H", (8, 28, "17:07:00", ""), "hwmon hwmon1: Undervoltage detected!")
+    assert (relative.header, relative.month_day_time, relative.uptime) == ("dmesg_H", None, None)
+    assert relative.message.startswith("sd 0:0:0:0: [sda]")
+    assert frame_line("[Foo12 10:00] text").header is None
