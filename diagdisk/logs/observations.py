@@ -7,6 +7,8 @@ printout). The topology stage turns what they gathered into links and md array s
 
 from __future__ import annotations
 
+import re
+
 from dataclasses import dataclass, field
 
 # command addresses remembered per source: a storm of commands must not grow memory without end
@@ -29,6 +31,7 @@ class SequenceLinks:
 
     def __init__(self) -> None:
         self.port_candidates: dict[str, set[str]] = {}
+        self.port_names: dict[str, set[str]] = {}    # port -> disk names completed inside its EH blocks
         self._open_ports: dict[str, list] = {}       # port -> [hctls seen, line of its last line]
         self._command_hosts: dict[str, set[int]] = {}
         self._adapter_commands: dict[str, set[str]] = {}
@@ -57,7 +60,9 @@ class SequenceLinks:
             self._flush(port)
         port = event.get("ata_port")
         kind = event.get("kind")
-        if port and kind in ("ata_exception", "ata_detail", "ata_link"):
+        # 2.6.1x libata printed no exception line: its block starts at the translated sense
+        if port and (kind in ("ata_exception", "ata_detail", "ata_link")
+                     or (kind == "sense" and event.get("detail") == "ata_translated")):
             self._open_ports.setdefault(port, [set(), line])[1] = line
         if port and kind == "ata_eh_complete":
             block = self._open_ports.pop(port, None)
@@ -68,6 +73,12 @@ class SequenceLinks:
         elif event.get("hctl") and not port:
             for block in self._open_ports.values():
                 block[0].add(event["hctl"])
+                block[1] = line
+        elif str(event.get("device") or "").startswith("sd") and not port and self._open_ports:
+            # 2.6 kernels completed the failed command with "end_request: I/O error, dev sdb" and no
+            # H:C:T:L: inside one port's EH block, that disk is the port's
+            for open_port, block in self._open_ports.items():
+                self._remember(self.port_names, open_port, re.sub(r"\d+$", "", event["device"]))
                 block[1] = line
         command = event.get("scmd")
         if command:
@@ -94,6 +105,8 @@ class SequenceLinks:
         """Take in the links of the next segment of the same source (both closed)."""
         for port, hctls in other.port_candidates.items():
             self.port_candidates.setdefault(port, set()).update(hctls)
+        for port, names in other.port_names.items():
+            self.port_names.setdefault(port, set()).update(names)
         for mine, theirs in ((self._command_hosts, other._command_hosts),
                              (self._adapter_commands, other._adapter_commands)):
             for key, values in theirs.items():

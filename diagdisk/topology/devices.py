@@ -43,6 +43,7 @@ class Topology:
         self.name_to_hctl: dict[str, str] = {}
         self.hctl_to_name: dict[str, str] = {}
         self.ata_to_hctl: dict[str, str] = {}
+        self.ata_to_name: dict[str, str] = {}
         self.pci_to_host: dict[str, int] = {}
         self.adapter_to_host: dict[str, int] = {}   # mpt2sas_cm0 -> SCSI host number
         self.conflicts: list[str] = []
@@ -146,6 +147,14 @@ class Topology:
                 port_candidates.setdefault(port, set()).update(hctls)
             for adapter, hosts in sequence.adapter_hosts.items():
                 adapter_hosts.setdefault(adapter, set()).update(hosts)
+        port_names: dict[str, set[str]] = {}
+        for sequence in sequences:
+            for port, names in sequence.port_names.items():
+                port_names.setdefault(port, set()).update(names)
+        for port, names in sorted(port_names.items()):
+            # only where no H:C:T:L tied the port: one disk name completed in all its EH blocks
+            if len(names) == 1 and port not in port_candidates:
+                self.ata_to_name[port] = next(iter(names))
         for port, hctls in sorted(port_candidates.items()):
             if len(hctls) == 1:
                 self.ata_to_hctl[port] = next(iter(hctls))
@@ -185,6 +194,8 @@ class Topology:
                 event["device"] = devnames.disk_of(name)
         if event.get("hctl") is None and event.get("ata_port") in self.ata_to_hctl:
             event["hctl"] = self.ata_to_hctl[event["ata_port"]]
+        if event.get("hctl") is None and event.get("device") is None and event.get("ata_port") in self.ata_to_name:
+            event["device"] = self.ata_to_name[event["ata_port"]]
         if event.get("device") is None and event.get("hctl") in self.hctl_to_name:
             event["device"] = self.hctl_to_name[event["hctl"]]
         if event.get("hctl") is None and event.get("device") in self.name_to_hctl:

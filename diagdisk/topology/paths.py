@@ -183,6 +183,8 @@ class PathModel:
         self.driver_pcis: dict[str, set[str]] = {}
         self.root_port: dict[str, str] = {}          # PCI function -> root port above it
         self.nvme_pci: dict[str, str] = {}
+        self.nvme_ctrls: set[str] = set()
+        self.nvme_functions: set[str] = set()
         self.usb_bus_pci: dict[int, str] = {}
         self.device_chain: dict[str, SysfsChain] = {}  # disk name or hctl -> what sysfs showed
         self.evidence: dict[str, str] = {}             # "host2 driver" -> "var/log/messages:12"
@@ -214,6 +216,10 @@ class PathModel:
                 self._remember(self.usb_bus_pci, int(bus[1]), pci, f"usb bus {bus[1]} pci", where)
         if pci and host is not None and event.get("kind") != "aer":
             self._remember(self.host_pci, int(host), pci, f"host{host} pci", where)
+        if event.get("nvme_ctrl"):
+            self.nvme_ctrls.add(event["nvme_ctrl"])
+        elif pci and event.get("family") == "nvme" and event.get("kind") != "aer":
+            self.nvme_functions.add(pci)   # "nvme 0000:01:00.0: ...": the nvme driver on that function
         if pci and event.get("nvme_ctrl") and event.get("kind") in ("attach", "info"):
             self._remember(self.nvme_pci, event["nvme_ctrl"], pci, f"{event['nvme_ctrl']} pci", where)
         agent = event.get("aer_agent")
@@ -230,6 +236,14 @@ class PathModel:
             self._remember(self.host_pci, chain.host, chain.pcis[-1], f"host{chain.host} pci", where)
         if chain.nvme_ctrl and chain.pcis:
             self._remember(self.nvme_pci, chain.nvme_ctrl, chain.pcis[-1], f"{chain.nvme_ctrl} pci", where)
+
+    def _only_nvme_pci(self, ctrl: str | None) -> str | None:
+        """The PCI function of the one NVMe controller a log names, when the nvme driver spoke for
+        exactly one function (`nvme 0000:01:00.0: ...`): one drive, one function, the same device."""
+        pcis = (self.driver_pcis.get("nvme") or set()) | self.nvme_functions
+        if ctrl and self.nvme_ctrls == {ctrl} and len(pcis) == 1 and ctrl not in self.nvme_pci:
+            return next(iter(pcis))
+        return None
 
     def _remember(self, mapping: dict, key, value, what: str, where: str) -> None:
         known = mapping.get(key)
@@ -314,11 +328,14 @@ class PathModel:
             ctrl = event.get("nvme_ctrl") or (chain.nvme_ctrl if chain else None)
             path.adapter = ctrl
             path.pci = (self.nvme_pci.get(ctrl or "") if ctrl else None) or (chain.pcis[-1] if chain and chain.pcis else None) \
-                or (event.get("pci") if event.get("driver") == "nvme" else None)
+                or (event.get("pci") if event.get("driver") == "nvme" else None) or self._only_nvme_pci(ctrl)
         elif path.transport == "usb":
             bus = _usb_bus(path.port)
             path.pci = self.usb_bus_pci.get(bus) if bus is not None else None
             path.pci = path.pci or (event.get("pci") if _is_usb_controller(event.get("driver")) else None)
+            # an xHCI controller has two root hubs (USB 2 and USB 3 buses): with one host controller
+            # in the text, every bus is its
+            path.pci = path.pci or self._only_usb_controller()
             path.adapter = f"pci {path.pci}" if path.pci else (f"usb bus {bus}" if bus is not None else None)
         else:
             pci = self.pci_of_host(host) or (chain.pcis[-1] if chain and chain.pcis else None) or event.get("pci")
@@ -332,6 +349,14 @@ class PathModel:
                 path.adapter = f"host{host}"
             elif pci:
                 path.adapter = f"pci {pci}"
+            elif event.get("adapter"):
+                path.adapter = event["adapter"]   # the adapter's own name: ioc0, a VMBus channel's id
+            elif event.get("driver"):
+                # "megasas: FW in FAULT state": a driver's line that names no controller is about
+                # the one controller that driver drives, when the text shows only one
+                only = self._only_function_of(event["driver"])
+                if only:
+                    path.pci, path.adapter = only, f"pci {only}"
         if path.pci:
             path.bus = self.root_port.get(path.pci) or (chain.pcis[0] if chain and len(chain.pcis) >= 2 else None)
             if path.bus == path.pci:
@@ -340,6 +365,15 @@ class PathModel:
             if what in self.evidence:
                 path.evidence.append(f"{what}: {self.evidence[what]}")
         return path
+
+    def _only_usb_controller(self) -> str | None:
+        found = {pci for pci, driver in self.pci_driver.items() if _is_usb_controller(driver)}
+        return next(iter(found)) if len(found) == 1 else None
+
+    def _only_function_of(self, driver: str) -> str | None:
+        name = _driver_name(driver)
+        found = {pci for known, pcis in self.driver_pcis.items() if _driver_name(known) == name for pci in pcis}
+        return next(iter(found)) if len(found) == 1 else None
 
     def _only_controller(self, transports: tuple[str, ...]) -> str | None:
         """The PCI function of the one controller of these transports the text names, if only one."""

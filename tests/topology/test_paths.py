@@ -137,3 +137,28 @@ def test_the_collector_lists_sys_block_as_the_path_model_reads_it(tmp_path):
     from diagdisk.topology.tables import read_sysfs_links
     links = read_sysfs_links(text).records
     assert parse_sysfs_path(links["sda"]).ata_port == "ata1"
+
+
+def test_the_one_nvme_function_is_the_one_nvme_controller_and_two_are_not_guessed():
+    model = PathModel()
+    model.learn_event(_event(kind="nvme_reset", detail="down", nvme_ctrl="nvme0", family="nvme"))
+    model.learn_event(_event(kind="info", detail="pci_enable", pci="0000:01:00.0", family="nvme"))
+    assert model.path(_event(kind="nvme_reset", unit="nvme0", nvme_ctrl="nvme0")).pci == "0000:01:00.0"
+    model.learn_event(_event(kind="info", detail="pci_enable", pci="0000:02:00.0", family="nvme"))
+    assert model.path(_event(kind="nvme_reset", unit="nvme0", nvme_ctrl="nvme0")).pci is None
+
+
+def test_both_root_hubs_of_the_one_usb_host_controller_are_its():
+    model = PathModel()
+    model.learn_event(_event(kind="controller_error", driver="xhci_hcd", pci="0000:01:00.0", text="HC died"))
+    ports = [model.path(_event(kind="transport", unit=f"usb {port}", usb_port=port)) for port in ("1-1.3", "2-1")]
+    assert [p.adapter for p in ports] == ["pci 0000:01:00.0", "pci 0000:01:00.0"]
+    model.learn_event(_event(kind="info", driver="ehci-pci", pci="0000:00:1d.0", text="EHCI"))
+    assert model.path(_event(kind="transport", unit="usb 2-1", usb_port="2-1")).pci is None
+
+
+def test_a_driver_line_naming_no_controller_is_about_its_only_controller():
+    model = PathModel()
+    model.learn_event(_event(kind="info", driver="megaraid_sas", pci="0000:03:00.0", text="FW now in Ready state"))
+    fault = model.path(_event(kind="controller_error", detail="firmware_fault", driver="megasas"))
+    assert (fault.adapter, fault.pci) == ("pci 0000:03:00.0", "0000:03:00.0")
