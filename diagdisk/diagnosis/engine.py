@@ -623,10 +623,13 @@ def evaluate_rules(rules: list[Rule], analysis) -> tuple[list[dict], dict]:
     findings = [f for rule in rules for f in evaluate_rule(rule, context)]
     shared = [f for f in findings if f["_group_by"] in SHARED_GROUPINGS and f["fru"] in ("controller", "bus", "path",
                                                                                           "enclosure", "power")]
-    covered = {u for f in shared if not f["consequence"] for u in f["units"]}
+    # a part between the host and one unit (its PCIe link, its path) covers that unit too
+    covering = [f for f in findings if f["fru"] in ("controller", "bus", "path", "enclosure", "power")
+                and not f["consequence"]]
     # Consequences are not causes: a per-device finding from timeouts/offlines on a device that a
     # finding about a shared part already covers supports that finding instead of naming its own suspect.
     for finding in findings:
+        covered = {u for f in covering if f is not finding and f["rule"] != finding["rule"] for u in f["units"]}
         if finding["_yields_to_host"] and set(finding["units"]) & covered:
             finding["consequence"] = True
     self_reported = {u for f in findings if f["fru"] == "disk" and f["severity"] == "critical" for u in f["units"]}
@@ -637,6 +640,9 @@ def evaluate_rules(rules: list[Rule], analysis) -> tuple[list[dict], dict]:
             finding["consequence"] = True   # the controller is the more specific explanation
         elif finding["fru"] == "bus" and set(finding["units"]) & self_reported:
             finding["confidence"] *= 0.5
+        elif finding["fru"] == "power" and finding["_adapters"] and finding["_adapters"] <= controller_adapters:
+            # devices that dropped together behind one controller that reported its own fault
+            finding["consequence"] = True
     explained: set[int] = set()
     by_faults: set[int] = set()
     for finding in findings:
@@ -752,7 +758,9 @@ def _verdict(ranked: list[dict], findings: list[dict], analysis, unexplained: li
 
 def _suspect_label(top: dict) -> str:
     """The part as an engineer names it: its identity, then its component, model and serial."""
-    name = top.get("hctl") or top.get("device") or "the shared component"
+    # a part the text does not name: power for the whole machine is its supply
+    unnamed = "the storage devices (PSU, power adapter, board supply rail)" if top.get("fru") == "power" else "the shared component"
+    name = top.get("hctl") or top.get("device") or unnamed
     who = ", ".join(x for x in (top.get("device") if top.get("device") != name else None, top.get("model"),
                                 top.get("serial") and f"serial {top['serial']}") if x)
     component = top.get("component") or {}
