@@ -191,7 +191,7 @@ def _rule_from(path: Path, raw) -> Rule:
     if scope not in ("events", "devices", *PERF_SCOPES):
         _fail(path, lines.get("scope"), "scope", f"must be one of events, devices, {', '.join(PERF_SCOPES)}")
     if scope in PERF_SCOPES:
-        from .perf import PERF_FIELDS
+        from .perf_fields import PERF_FIELDS
         fields = PERF_FIELDS[scope]
         if not raw.get("verdict"):
             _fail(path, None, "verdict", "missing (a performance rule says what it found: saturated, ...)")
