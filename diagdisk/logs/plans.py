@@ -85,7 +85,9 @@ class _Token:
             found = {}
         else:
             try:
-                found = {name: value for name, value in self.convert(decoded).items() if value is not None}
+                found = self.convert(decoded)
+                if None in found.values():  # rare: most converters give one field, never None
+                    found = {name: value for name, value in found.items() if value is not None}
             except NumberOutOfRange:
                 found = None  # the general way reads the line, and warns
         self.cache[text] = found

@@ -103,9 +103,11 @@ class _Record:
         if ends is None:
             self.ends[run] = [(second, line, when), (second, line, when)]
             return
-        if (second, line) < ends[0][:2]:
+        first, last = ends
+        # (second, line) compared with the ends' as tuples would be, without making the tuples
+        if second < first[0] or second == first[0] and line < first[1]:
             ends[0] = (second, line, when)
-        if (second, line) > ends[1][:2]:
+        if second > last[0] or second == last[0] and line > last[1]:
             ends[1] = (second, line, when)
 
     def merge(self, other: "_Record") -> None:

@@ -121,14 +121,15 @@ class _Reading:
         """A line a plan read whose event opens no report, joins none and has nothing to decode or
         to tell the observers: what stitch, stamp and fold would do to it, done directly."""
         kind = hit.fields["kind"]
-        for report in self.stitcher.pass_alone(kind, hit.line):
-            self._take(report)
-        consequence = self.stitcher.is_consequence(kind, hit.line)
-        when = dict(hit.when)
-        self.clock.stamp(when)
+        stitcher = self.stitcher
+        if stitcher.has_open:
+            for report in stitcher.pass_alone(kind, hit.line):
+                self._take(report)
+        consequence = stitcher.is_consequence(kind, hit.line)
+        when, second = self.clock.stamped(hit.when)
         if kind not in NON_EVENT_KINDS:
             self.counted += 1
-        self.builder.add_hit(hit, consequence, when.get("_when"), when.get("_sec"))
+        self.builder.add_hit(hit, consequence, when, second)
 
     def _take(self, report: dict) -> None:
         self.clock.stamp(report)

@@ -117,6 +117,11 @@ class Stitcher:
             self._finish(group, done)
         return done
 
+    @property
+    def has_open(self) -> bool:
+        """Whether a report is open (pass_alone would end it)."""
+        return self._open is not None
+
     def pass_alone(self, kind: str, line: int) -> list[dict]:
         """An event of a kind that opens no report passes (see feed): the open report ends."""
         done: list[dict] = []
