@@ -19,7 +19,7 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from datetime import datetime
 
-from ..inputs.chunks import detect_compression
+from ..inputs.chunks import DEFAULT_CHUNK_SIZE, detect_compression
 from .clock import SourceClock
 from .enrich import enrich_event, has_raw_fields
 from ..errors import PartialRead
@@ -155,7 +155,7 @@ def _stands_alone(event: dict) -> bool:
 
 def read_log_source(path, name: str, report_date: datetime | None, limits: Limits | None = None,
                     keep_each: bool = False, reader: LogReader | None = None,
-                    chunk_size: int = 16 << 20) -> LogSourceResult:
+                    chunk_size: int = DEFAULT_CHUNK_SIZE) -> LogSourceResult:
     limits = limits or Limits()
     reader = reader or LogReader(limits=limits)
     read = LogReadResult()
@@ -168,7 +168,7 @@ def read_log_source(path, name: str, report_date: datetime | None, limits: Limit
 
 
 def read_log_segment(path, name: str, segment: Segment, limits: Limits, keep_each: bool = False,
-                     chunk_size: int = 16 << 20, reader: LogReader | None = None) -> SegmentRead:
+                     chunk_size: int = DEFAULT_CHUNK_SIZE, reader: LogReader | None = None) -> SegmentRead:
     reader = reader or LogReader(limits=limits)
     read = LogReadResult()
     reading = _Reading(name, limits, keep_each)
