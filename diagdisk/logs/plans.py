@@ -153,7 +153,7 @@ class LinePlan:
         self.followed_regex = re.compile(pattern + b"(?=\n" + (_BSD_START if self.syslog else _ISO_START) + b")")
         self.header = {role: index for index, (role, _) in enumerate(roles)
                        if role not in ("stable", "volatile", "message")}
-        # the header's time as one slice of the line (day .. fraction, or the RFC 3339 stamp):
+        # the header's time as one slice of the line (month .. fraction, or the RFC 3339 stamp):
         # the key of the times cache, cheaper than a tuple of its parts
         time_roles = ("day", "hms", "frac") if self.syslog else ("stamp",)
         self.time_groups = (min(self.header[r] for r in time_roles if r in self.header) + 1,
@@ -219,8 +219,9 @@ class LinePlan:
     def times(self, match, times: dict) -> dict | None:
         """The header's time fields, as framing puts them in an event (a dict shared by the lines
         of the same second: not to be changed); None when a header part is not a time."""
-        first, last = self.time_groups
-        stamp = match.string[match.start(first):match.end(last)]
+        # the line from its start (a syslog month, or the RFC 3339 date) to the end of its time:
+        # the cache is shared by every plan, and a month is literal text in a syslog plan
+        stamp = match.string[match.start():match.end(self.time_groups[1])]
         found = times.get(stamp)
         if found is None:
             found = times[stamp] = self._time_fields(match) or False
