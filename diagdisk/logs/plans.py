@@ -173,9 +173,9 @@ class LinePlan:
         self.serial = next(_SERIALS)
         self.needs_context = False  # its events name no device: a neighbouring line might
 
-    def hit(self, match, times: dict) -> "PlanHit | None":
-        """What a match of this plan's regexes read, or None when a captured text is not what
-        framing or the grammar would accept there."""
+    def hit(self, match, times: dict, raw: bytes = b"") -> "PlanHit | None":
+        """What a match of this plan's regexes read (of the line `raw`), or None when a captured
+        text is not what framing or the grammar would accept there."""
         groups = match.groups()
         key = self.stable_key(groups)
         fields = self.combinations.get(key, False)
@@ -196,10 +196,16 @@ class LinePlan:
             if converted is None:
                 return None
             volatile.append(converted)
-        when = self.times(match, times)
-        if when is None:
+        # times(), with its shared cache looked up here: the path of every line of a storm
+        stamp = match.string[match.start():match.end(self.time_groups[1])]
+        when = times.get(stamp)
+        if when is None or self.pid_group is not None or self.uptime_group is not None:
+            when = self.times(match, times)
+            if when is None:
+                return None
+        elif when is False:
             return None
-        return PlanHit(self, key, fields, volatile, when)
+        return PlanHit(self, key, fields, volatile, when, raw)
 
     def _stable_fields(self, match) -> dict | None:
         """What the grammar's shape reads in this line's message, less the fields of the tokens
@@ -265,12 +271,14 @@ class PlanHit:
 
     __slots__ = ("plan", "key", "fields", "volatile", "when", "line", "raw", "source")
 
-    def __init__(self, plan: LinePlan, key: tuple, fields: dict, volatile: list[dict], when: dict):
+    def __init__(self, plan: LinePlan, key: tuple, fields: dict, volatile: list[dict], when: dict,
+                 raw: bytes = b""):
         self.plan = plan
         self.key = key
         self.fields = fields
         self.volatile = volatile
         self.when = when
+        self.raw = raw
 
     def event(self) -> dict:
         event = dict(self.fields)
@@ -318,17 +326,17 @@ class LinePlans:
         plans = self._plans.get(key)
         if not plans or not line.isascii() or b"\x00" in line or b"\r" in line or b"#012" in line:
             return None
+        times = self._times
+        if len(times) > _CACHE_SIZE:
+            times.clear()
         for plan in plans:
             match = plan.followed_regex.match(text, start)
             if match is not None and match.end() == end:
                 if plan.needs_context and MAY_NAME_A_SCSI_DEVICE.search(
                         text, text.rfind(b"\n", 0, max(start - 1, 0)) + 1, text.find(b"\n", end + 1)):
                     return None
-                if len(self._times) > _CACHE_SIZE:
-                    self._times.clear()
-                hit = plan.hit(match, self._times)
+                hit = plan.hit(match, times, line)
                 if hit is not None:
-                    hit.raw = line
                     return hit
         return None
 

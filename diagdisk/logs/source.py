@@ -100,7 +100,7 @@ class _Reading:
                     self._standalone[item.plan.serial] = _stands_alone(event) and not self.keep_each
             else:
                 event = item
-            for report in stitcher.feed(event):
+            for report in stitcher.feed(event, owned=True):  # made for it (PlanHit.event) or by the reader
                 self._take(report)
             if builder.full:
                 self._cap(read, event["line"])

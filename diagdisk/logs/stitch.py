@@ -54,7 +54,7 @@ def _merge_into(group: dict, event: dict) -> None:
     if len(lines) < _MAX_REPORT_LINES - 1 and event.get("raw") and event["line"] != group["line"]:
         lines.setdefault(event["line"], event["raw"])  # a line that held two messages is shown once
     for key, value in event.items():
-        if key not in _NOT_MERGED and group.get(key) is None and key[0] != "_":
+        if key not in _NOT_MERGED and key[0] != "_" and group.get(key) is None:
             group[key] = value
 
 
@@ -78,14 +78,15 @@ class Stitcher:
         self._open: dict | None = None
         self._last_error_line: int | None = None
 
-    def feed(self, event: dict) -> list[dict]:
-        """The reports that became final with this event (usually none or one)."""
+    def feed(self, event: dict, owned: bool = False) -> list[dict]:
+        """The reports that became final with this event (usually none or one). An `owned` event
+        (the caller keeps no use for it) becomes the report it opens; others are copied."""
         done: list[dict] = []
         kind = event["kind"]
         open_group = self._open
         if open_group is None and kind not in MAY_OPEN:
             # nothing open to join, and this kind opens nothing: a report of its own (most of a storm)
-            group = dict(event)
+            group = event if owned else dict(event)
             group["_last_line"] = event["line"]
             self._finish(group, done)
             return done
@@ -109,7 +110,7 @@ class Stitcher:
                 open_group["_last_line"] = event["line"]
                 return done
         self._close(done)
-        group = dict(event)
+        group = event if owned else dict(event)
         group["_last_line"] = event["line"]
         if kind in MAY_OPEN:
             self._open = group
