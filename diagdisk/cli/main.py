@@ -301,7 +301,6 @@ def _host_reports(ctx, paths, rules_dirs, since, until, progress, limits, jobs, 
     """Each host's report: its inputs read, cut to the window, its rules and performance rules run."""
     from .hosts import analyze_each_host
     from ..diagnosis.engine import evaluate_rules, load_rules
-    from ..diagnosis.perf import evaluate_performance_rules
     from ..report.build import build_report
     rules = load_rules(extra_dirs=list(rules_dirs))
     labels, reports, findings, complete = [], [], [], True
@@ -314,7 +313,11 @@ def _host_reports(ctx, paths, rules_dirs, since, until, progress, limits, jobs, 
                 cut_to_window(analysis, resolve_window(since, until, analysis.report_date))
             progress.stage("running the rules")
             host_findings, verdict = evaluate_rules(rules, analysis)
-            performance = evaluate_performance_rules(rules, analysis.performance, host_findings, analysis.topology)
+            performance = []
+            if analysis.performance is not None:  # the performance rules need pandas: imported only then
+                from ..diagnosis.perf import evaluate_performance_rules
+                performance = evaluate_performance_rules(rules, analysis.performance, host_findings,
+                                                         analysis.topology)
             labels.append(host.label)
             reports.append(build_report(analysis, host_findings, verdict, performance))
             findings += host_findings + performance

@@ -17,7 +17,7 @@ from datetime import datetime, timezone
 from pathlib import Path
 
 from ..topology import tables as inventory
-from ..inputs.chunks import detect_compression
+from ..inputs.chunks import DEFAULT_CHUNK_SIZE, detect_compression
 from ..logs.dedup import deduplicate
 from ..errors import InputError, PartialRead, is_partial
 from ..logs.events import NON_EVENT_KINDS
@@ -158,7 +158,7 @@ def parse_report_date(text: str) -> datetime | None:
 
 
 def analyze(paths: list[str], limits: Limits | None = None, strict: bool = False, jobs: int | None = None,
-            keep_each: bool = False, chunk_size: int = 16 << 20, segment_bytes: int = SEGMENT_MIN_BYTES,
+            keep_each: bool = False, chunk_size: int = DEFAULT_CHUNK_SIZE, segment_bytes: int = SEGMENT_MIN_BYTES,
             progress: Progress | None = None) -> Analysis:
     """Read every input, fold events into records, and build the device topology.
 
@@ -177,7 +177,7 @@ def analyze(paths: list[str], limits: Limits | None = None, strict: bool = False
 
 
 def analyze_opened(inputs: list[tuple[str, OpenedInput]], limits: Limits | None = None, strict: bool = False,
-                   jobs: int | None = None, keep_each: bool = False, chunk_size: int = 16 << 20,
+                   jobs: int | None = None, keep_each: bool = False, chunk_size: int = DEFAULT_CHUNK_SIZE,
                    segment_bytes: int = SEGMENT_MIN_BYTES, single_input: bool | None = None,
                    progress: Progress | None = None) -> Analysis:
     """:func:`analyze` of inputs already opened, each as (path as named, OpenedInput): one host's

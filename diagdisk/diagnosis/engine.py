@@ -191,7 +191,7 @@ def _rule_from(path: Path, raw) -> Rule:
     if scope not in ("events", "devices", *PERF_SCOPES):
         _fail(path, lines.get("scope"), "scope", f"must be one of events, devices, {', '.join(PERF_SCOPES)}")
     if scope in PERF_SCOPES:
-        from .perf import PERF_FIELDS
+        from .perf_fields import PERF_FIELDS
         fields = PERF_FIELDS[scope]
         if not raw.get("verdict"):
             _fail(path, None, "verdict", "missing (a performance rule says what it found: saturated, ...)")
@@ -287,31 +287,32 @@ def _densest_window(records: list[dict], window: float | None) -> int:
     """Most distinct units with events inside any window of `window` seconds (on one clock).
 
     Each record brings its `_runs` [(second, count)]; a record without times (a log with no
-    clock) makes the window unknowable, and then every unit of the group counts.
+    clock) makes the window unknowable, and then every unit of the group counts. A storm's
+    records hold a point for every second it went on: the windows are looked at as arrays.
     """
+    import numpy
+
     units = {r.get("unit") for r in records} - {None, ""}
     if window is None or any(not r.get("_runs") for r in records):
         return len(units)
-    by_clock: dict[str, list[tuple[float, str | None]]] = {}
+    by_clock: dict[str, dict[str | None, list]] = {}
     for record in records:
-        points = by_clock.setdefault(record.get("clock") or "none", [])
-        points.extend((t, record.get("unit") or None) for t, _ in record["_runs"])
+        times = numpy.array(record["_runs"], dtype=float)[:, 0]
+        by_clock.setdefault(record.get("clock") or "none", {}).setdefault(record.get("unit") or None, []).append(times)
     best = 0
-    for points in by_clock.values():
-        points.sort(key=lambda p: p[0])
-        inside: dict[str, int] = {}
-        start = 0
-        for t, unit in points:
-            if unit:
-                inside[unit] = inside.get(unit, 0) + 1
-            while t - points[start][0] > window:
-                gone = points[start][1]
-                if gone:
-                    inside[gone] -= 1
-                    if not inside[gone]:
-                        del inside[gone]
-                start += 1
-            best = max(best, len(inside))
+    for by_unit in by_clock.values():
+        # every point is the end of a window [end - window, end]: a unit is inside when its
+        # latest point at or before the end is no more than `window` before it
+        ends = numpy.unique(numpy.concatenate([times for parts in by_unit.values() for times in parts]))
+        inside = numpy.zeros(len(ends), dtype=numpy.int64)
+        for unit, parts in by_unit.items():
+            if unit is None:
+                continue
+            times = numpy.unique(numpy.concatenate(parts))
+            latest = numpy.searchsorted(times, ends, side="right") - 1
+            found = latest >= 0
+            inside += found & (ends - times[numpy.maximum(latest, 0)] <= window)
+        best = max(best, int(inside.max()) if len(inside) else 0)
     return best
 
 

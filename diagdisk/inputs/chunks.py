@@ -51,7 +51,10 @@ from diagdisk.progress import count_read, flush_count
 from diagdisk.inputs.limits import Limits
 from diagdisk.inputs.safeio import TEXT_SNIFF_BYTES, looks_like_text
 
-DEFAULT_CHUNK_SIZE = 16 << 20
+# Text read at a time. A reader holds a chunk's events until it has read the whole chunk, and
+# smaller chunks stay in the CPU caches: 1 MiB reads a storm at the same cost as 16 MiB, a quiet
+# log faster, and takes about 100 MB less memory (benchmarks/README.md).
+DEFAULT_CHUNK_SIZE = 1 << 20
 # Compressed readers are asked for modest blocks so that a corrupt stream loses little decoded text.
 _DECOMPRESSED_BLOCK = 256 << 10
 

@@ -48,19 +48,34 @@ class SourceClock:
         self.runs: list[int] = []                  # the month of each run, in line order
         self.last_month_day: tuple[int, int] | None = None
         self._stamps: dict[tuple, tuple] = {}   # storms repeat their seconds
+        self._last_fields: dict | None = None   # what stamped() was last given, and gave
+        self._last_stamped: tuple = (None, None)
 
     def stamp(self, event: dict) -> None:
-        wall = event.pop("_wall", None)
-        uptime = event.pop("_uptime", None)
-        mdt = event.pop("_mdt", None)
+        when, second = self.stamped(event)
+        event.pop("_uptime", None)
+        event.pop("_mdt", None)
+        if event.pop("_wall", None) is not None:
+            event.pop("_wall_second", None)
+        if when is not None:
+            event["_when"], event["_sec"] = when, second
+
+    def stamped(self, fields: dict) -> tuple[tuple | None, int | None]:
+        """(`_when`, `_sec`) of an event holding these time fields (`_wall`, `_mdt`, `_uptime`),
+        in line order; `fields` is left as it is. A storm's lines share their second's fields (one
+        dict per stamp, plans.LinePlans): the same dict as just before is the same stamp."""
+        if fields is self._last_fields:
+            return self._last_stamped
+        wall = fields.get("_wall")
+        uptime = fields.get("_uptime")
+        mdt = fields.get("_mdt")
         if mdt is not None:
             if not self.runs or self.runs[-1] != mdt[0]:
                 self.runs.append(mdt[0])
             self.last_month_day = (mdt[0], mdt[1])
         if wall is not None:
-            event["_when"] = ("wall", wall)
-            second = event.pop("_wall_second", None)
-            event["_sec"] = int(wall_epoch(wall)) if second is None else second
+            second = fields.get("_wall_second")
+            stamped = ("wall", wall), (int(wall_epoch(wall)) if second is None else second)
         elif mdt is not None:
             run = len(self.runs) - 1
             stamped = self._stamps.get((run, mdt))
@@ -68,10 +83,12 @@ class SourceClock:
                 if len(self._stamps) > 4096:
                     self._stamps.clear()
                 stamped = self._stamps[(run, mdt)] = (("mdt", run, *mdt), pack_mdt(run, mdt))
-            event["_when"], event["_sec"] = stamped
         elif uptime is not None:
-            event["_when"] = ("uptime", uptime)
-            event["_sec"] = int(uptime)
+            stamped = ("uptime", uptime), int(uptime)
+        else:
+            stamped = None, None
+        self._last_fields, self._last_stamped = fields, stamped
+        return stamped
 
     def resolver(self, report_date: datetime | None) -> "TimeResolver":
         final_year = None

@@ -89,14 +89,34 @@ def _decode_printed_cdb(name: str | None, printed: str):
     return None
 
 
+# Taskfiles decoded, by their text: libata retries a failing command, and its registers (the LBA
+# among them) come back the same. Emptied when this large.
+_TASKFILES: dict[str, object] = {}
+_MAX_TASKFILES = 4096
+
+
+def _decoded_taskfile(part: str):
+    """decode_ata_taskfile(part, kind="res"), remembered (the caller must not change it); None
+    when it is no taskfile."""
+    found = _TASKFILES.get(part, False)
+    if found is False:
+        from ..decode.ata import decode_ata_taskfile
+        try:
+            found = decode_ata_taskfile(part, kind="res")
+        except DecodeError:
+            found = None
+        if len(_TASKFILES) >= _MAX_TASKFILES:
+            _TASKFILES.clear()
+        _TASKFILES[part] = found
+    return found
+
+
 def _enrich_taskfile(event: dict) -> None:
     """The field holds the registers printed after "res" (grammars/ata.lark TASKFILE), without the
     word itself; a text that still carries "cmd" or "res" is read as it says."""
-    from ..decode.ata import decode_ata_taskfile
     for part in str(event["taskfile"]).split("|"):
-        try:
-            taskfile = decode_ata_taskfile(part, kind="res")
-        except DecodeError:
+        taskfile = _decoded_taskfile(part)
+        if taskfile is None:
             continue
         if taskfile.kind == "res":
             if not event.get("ata_status"):

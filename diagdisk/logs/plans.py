@@ -85,7 +85,9 @@ class _Token:
             found = {}
         else:
             try:
-                found = {name: value for name, value in self.convert(decoded).items() if value is not None}
+                found = self.convert(decoded)
+                if None in found.values():  # rare: most converters give one field, never None
+                    found = {name: value for name, value in found.items() if value is not None}
             except NumberOutOfRange:
                 found = None  # the general way reads the line, and warns
         self.cache[text] = found
@@ -151,7 +153,7 @@ class LinePlan:
         self.followed_regex = re.compile(pattern + b"(?=\n" + (_BSD_START if self.syslog else _ISO_START) + b")")
         self.header = {role: index for index, (role, _) in enumerate(roles)
                        if role not in ("stable", "volatile", "message")}
-        # the header's time as one slice of the line (day .. fraction, or the RFC 3339 stamp):
+        # the header's time as one slice of the line (month .. fraction, or the RFC 3339 stamp):
         # the key of the times cache, cheaper than a tuple of its parts
         time_roles = ("day", "hms", "frac") if self.syslog else ("stamp",)
         self.time_groups = (min(self.header[r] for r in time_roles if r in self.header) + 1,
@@ -171,9 +173,9 @@ class LinePlan:
         self.serial = next(_SERIALS)
         self.needs_context = False  # its events name no device: a neighbouring line might
 
-    def hit(self, match, times: dict) -> "PlanHit | None":
-        """What a match of this plan's regexes read, or None when a captured text is not what
-        framing or the grammar would accept there."""
+    def hit(self, match, times: dict, raw: bytes = b"") -> "PlanHit | None":
+        """What a match of this plan's regexes read (of the line `raw`), or None when a captured
+        text is not what framing or the grammar would accept there."""
         groups = match.groups()
         key = self.stable_key(groups)
         fields = self.combinations.get(key, False)
@@ -194,10 +196,16 @@ class LinePlan:
             if converted is None:
                 return None
             volatile.append(converted)
-        when = self.times(match, times)
-        if when is None:
+        # times(), with its shared cache looked up here: the path of every line of a storm
+        stamp = match.string[match.start():match.end(self.time_groups[1])]
+        when = times.get(stamp)
+        if when is None or self.pid_group is not None or self.uptime_group is not None:
+            when = self.times(match, times)
+            if when is None:
+                return None
+        elif when is False:
             return None
-        return PlanHit(self, key, fields, volatile, when)
+        return PlanHit(self, key, fields, volatile, when, raw)
 
     def _stable_fields(self, match) -> dict | None:
         """What the grammar's shape reads in this line's message, less the fields of the tokens
@@ -217,8 +225,9 @@ class LinePlan:
     def times(self, match, times: dict) -> dict | None:
         """The header's time fields, as framing puts them in an event (a dict shared by the lines
         of the same second: not to be changed); None when a header part is not a time."""
-        first, last = self.time_groups
-        stamp = match.string[match.start(first):match.end(last)]
+        # the line from its start (a syslog month, or the RFC 3339 date) to the end of its time:
+        # the cache is shared by every plan, and a month is literal text in a syslog plan
+        stamp = match.string[match.start():match.end(self.time_groups[1])]
         found = times.get(stamp)
         if found is None:
             found = times[stamp] = self._time_fields(match) or False
@@ -262,12 +271,14 @@ class PlanHit:
 
     __slots__ = ("plan", "key", "fields", "volatile", "when", "line", "raw", "source")
 
-    def __init__(self, plan: LinePlan, key: tuple, fields: dict, volatile: list[dict], when: dict):
+    def __init__(self, plan: LinePlan, key: tuple, fields: dict, volatile: list[dict], when: dict,
+                 raw: bytes = b""):
         self.plan = plan
         self.key = key
         self.fields = fields
         self.volatile = volatile
         self.when = when
+        self.raw = raw
 
     def event(self) -> dict:
         event = dict(self.fields)
@@ -315,17 +326,17 @@ class LinePlans:
         plans = self._plans.get(key)
         if not plans or not line.isascii() or b"\x00" in line or b"\r" in line or b"#012" in line:
             return None
+        times = self._times
+        if len(times) > _CACHE_SIZE:
+            times.clear()
         for plan in plans:
             match = plan.followed_regex.match(text, start)
             if match is not None and match.end() == end:
                 if plan.needs_context and MAY_NAME_A_SCSI_DEVICE.search(
                         text, text.rfind(b"\n", 0, max(start - 1, 0)) + 1, text.find(b"\n", end + 1)):
                     return None
-                if len(self._times) > _CACHE_SIZE:
-                    self._times.clear()
-                hit = plan.hit(match, self._times)
+                hit = plan.hit(match, times, line)
                 if hit is not None:
-                    hit.raw = line
                     return hit
         return None
 

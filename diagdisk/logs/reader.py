@@ -15,7 +15,7 @@ from collections.abc import Iterator
 from dataclasses import dataclass, field
 from functools import cache
 
-from ..inputs.chunks import iter_chunks, iter_range_chunks, iter_windows
+from ..inputs.chunks import DEFAULT_CHUNK_SIZE, iter_chunks, iter_range_chunks, iter_windows
 from .coverage import KernelLines
 from .events import IDENTITY_FIELDS
 from .framing import Framed, frame_line
@@ -121,14 +121,14 @@ class LogReader:
         self.use_plans = use_plans  # off only to check that plans read what the general way reads
         self.plan_hits = 0
 
-    def read(self, path, source_name: str, chunk_size: int = 16 << 20) -> LogReadResult:
+    def read(self, path, source_name: str, chunk_size: int = DEFAULT_CHUNK_SIZE) -> LogReadResult:
         """Every event of one log, in line order (for tools and tests; analyses stream them)."""
         result = LogReadResult()
         result.events = [as_event(item) for item in self.iter_events(path, source_name, result, chunk_size)]
         return result
 
     def iter_events(self, path, source_name: str, result: LogReadResult,
-                    chunk_size: int = 16 << 20, segment: "Segment | None" = None) -> Iterator:
+                    chunk_size: int = DEFAULT_CHUNK_SIZE, segment: "Segment | None" = None) -> Iterator:
         """Yield the events of one log in line order (dicts, or lineplan.PlanHit for a line a plan
         read: `as_event` turns either into an event dict); counts and warnings go to `result`.
 

@@ -19,7 +19,7 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from datetime import datetime
 
-from ..inputs.chunks import detect_compression
+from ..inputs.chunks import DEFAULT_CHUNK_SIZE, detect_compression
 from .clock import SourceClock
 from .enrich import enrich_event, has_raw_fields
 from ..errors import PartialRead
@@ -100,7 +100,7 @@ class _Reading:
                     self._standalone[item.plan.serial] = _stands_alone(event) and not self.keep_each
             else:
                 event = item
-            for report in stitcher.feed(event):
+            for report in stitcher.feed(event, owned=True):  # made for it (PlanHit.event) or by the reader
                 self._take(report)
             if builder.full:
                 self._cap(read, event["line"])
@@ -121,14 +121,15 @@ class _Reading:
         """A line a plan read whose event opens no report, joins none and has nothing to decode or
         to tell the observers: what stitch, stamp and fold would do to it, done directly."""
         kind = hit.fields["kind"]
-        for report in self.stitcher.pass_alone(kind, hit.line):
-            self._take(report)
-        consequence = self.stitcher.is_consequence(kind, hit.line)
-        when = dict(hit.when)
-        self.clock.stamp(when)
+        stitcher = self.stitcher
+        if stitcher.has_open:
+            for report in stitcher.pass_alone(kind, hit.line):
+                self._take(report)
+        consequence = stitcher.is_consequence(kind, hit.line)
+        when, second = self.clock.stamped(hit.when)
         if kind not in NON_EVENT_KINDS:
             self.counted += 1
-        self.builder.add_hit(hit, consequence, when.get("_when"), when.get("_sec"))
+        self.builder.add_hit(hit, consequence, when, second)
 
     def _take(self, report: dict) -> None:
         self.clock.stamp(report)
@@ -154,7 +155,7 @@ def _stands_alone(event: dict) -> bool:
 
 def read_log_source(path, name: str, report_date: datetime | None, limits: Limits | None = None,
                     keep_each: bool = False, reader: LogReader | None = None,
-                    chunk_size: int = 16 << 20) -> LogSourceResult:
+                    chunk_size: int = DEFAULT_CHUNK_SIZE) -> LogSourceResult:
     limits = limits or Limits()
     reader = reader or LogReader(limits=limits)
     read = LogReadResult()
@@ -167,7 +168,7 @@ def read_log_source(path, name: str, report_date: datetime | None, limits: Limit
 
 
 def read_log_segment(path, name: str, segment: Segment, limits: Limits, keep_each: bool = False,
-                     chunk_size: int = 16 << 20, reader: LogReader | None = None) -> SegmentRead:
+                     chunk_size: int = DEFAULT_CHUNK_SIZE, reader: LogReader | None = None) -> SegmentRead:
     reader = reader or LogReader(limits=limits)
     read = LogReadResult()
     reading = _Reading(name, limits, keep_each)

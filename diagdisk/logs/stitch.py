@@ -108,14 +108,15 @@ class Stitcher:
         self._open: dict | None = None
         self._last_error_line: int | None = None
 
-    def feed(self, event: dict) -> list[dict]:
-        """The reports that became final with this event (usually none or one)."""
+    def feed(self, event: dict, owned: bool = False) -> list[dict]:
+        """The reports that became final with this event (usually none or one). An `owned` event
+        (the caller keeps no use for it) becomes the report it opens; others are copied."""
         done: list[dict] = []
         kind = event["kind"]
         open_group = self._open
         if open_group is None and kind not in MAY_OPEN:
             # nothing open to join, and this kind opens nothing: a report of its own (most of a storm)
-            group = dict(event)
+            group = event if owned else dict(event)
             group["_last_line"] = event["line"]
             self._finish(group, done)
             return done
@@ -143,13 +144,18 @@ class Stitcher:
                 open_group["_last_line"] = event["line"]
                 return done
         self._close(done)
-        group = dict(event)
+        group = event if owned else dict(event)
         group["_last_line"] = event["line"]
         if kind in MAY_OPEN:
             self._open = group
         else:
             self._finish(group, done)
         return done
+
+    @property
+    def has_open(self) -> bool:
+        """Whether a report is open (pass_alone would end it)."""
+        return self._open is not None
 
     def pass_alone(self, kind: str, line: int) -> list[dict]:
         """An event of a kind that opens no report passes (see feed): the open report ends."""

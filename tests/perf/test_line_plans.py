@@ -78,3 +78,17 @@ def test_records_are_the_same_with_plans_and_without(tmp_path, ratio, seed):
     slow = read_log_source(path, "messages", None, reader=LogReader(use_plans=False))
     assert fast.records == slow.records and fast.events == slow.events
     assert len(fast.records) > 50
+
+
+def test_plans_read_the_month_of_each_line(tmp_path):
+    """The same day and time in another month is another time: a plan's times are remembered
+    by the whole stamp, month included."""
+    line = (b"%s  4 06:19:22 db1 kernel: blk_update_request: I/O error, dev sdd, sector %d op 0x1:(READ) "
+            b"flags 0x4800 phys_seg 1 prio class 0")
+    lines = [line % (month, 1040489143 + index) for index, month in enumerate((b"Feb", b"Feb", b"Mar", b"Mar"))]
+    path = tmp_path / "messages"
+    path.write_bytes(b"\n".join(lines + [b"Mar  4 06:19:23 db1 sshd[1]: closed"]) + b"\n")
+    with_plans, reader = _events(path, True)
+    assert reader.plan_hits >= 2
+    assert [event["_mdt"][0] for event in with_plans] == [2, 2, 3, 3]
+    assert with_plans == _events(path, False)[0]
