@@ -59,11 +59,18 @@ def stale_parsers(wanted: dict[str, tuple[str, str, dict]]) -> list[str]:
 
 def write_parsers(wanted: dict[str, tuple[str, str, dict]], folder: Path = SHIPPED_DIR) -> None:
     folder.mkdir(exist_ok=True)
+    # lark writes its tables in an order that changes from run to run: a parser whose build is
+    # unchanged keeps its file, so a regeneration shows only the grammars that changed
+    current = _shipped_index() if folder == SHIPPED_DIR else {}
+    keep = {name for fingerprint, name in current.items() if wanted.get(name, ("",))[0] == fingerprint}
     for old in folder.glob("*.py"):
-        if old.name != "__init__.py":
+        if old.name != "__init__.py" and old.stem not in keep:
             old.unlink()
     index = {}
     for name, (fingerprint, text, options) in sorted(wanted.items()):
+        if name in keep:
+            index[fingerprint] = name
+            continue
         data, memo = larkbuild.serialised_parser(text, options)
         body = (_HEADER.format(name=name) + f"FINGERPRINT = {fingerprint!r}\n"
                 + "DATA = " + pprint.pformat(data, width=120, sort_dicts=False) + "\n"
