@@ -424,16 +424,24 @@ def read_logs(logs: list[Source], analysis: Analysis, jobs: int | None, keep_eac
     """
     if not logs:
         return []
-    # built once, before the collector is told to ignore them and before workers fork (they inherit them)
-    default_parser(), default_prefilter()
+    # built once, before the collector is told to ignore them and before workers fork (they inherit
+    # them); a small input loads only the grammars its lines need, which is most of its start-up
+    total = sum(_size_of(source) for source in logs)
+    parser, _ = default_parser(), default_prefilter()
+    if total >= _EAGER_GRAMMARS_BYTES:
+        parser.load_all()
     analysis.progress.stage("reading logs")
-    analysis.progress.reading(sum(_size_of(source) for source in logs), len(logs))
+    analysis.progress.reading(total, len(logs))
     start_counting(analysis.progress)
     try:
         with _fewer_collections():
             return _read_logs(logs, analysis, jobs, keep_each, chunk_size, segment_bytes)
     finally:
         stop_counting()
+
+
+# from this much log on, every grammar is built before reading: the workers share them
+_EAGER_GRAMMARS_BYTES = 8 << 20
 
 
 @contextlib.contextmanager

@@ -76,7 +76,8 @@ def warm_up() -> None:
     from ..logs.grammar import default_parser
     from ..logs.reader import default_prefilter
     from ..report import build  # noqa: F401
-    default_parser(), default_prefilter()
+    default_parser().load_all()
+    default_prefilter()
 
 
 def analyse(request: dict) -> dict:

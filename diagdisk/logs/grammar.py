@@ -793,14 +793,18 @@ class MessageParser:
         self._terminal_patterns = _OnDemand(self.families, lambda name: {
             t.name: t.pattern.to_regexp() for t in self._parsers[name].terminals if t.pattern.type == "re"})
         if not on_demand:
-            for name in self.families:
-                self._terminal_patterns[name]
+            self.load_all()
         self._shapes: dict[tuple, list[tuple[str, _Shape]]] = {}
         self._refused: dict[tuple, None] = {}
         self._cache_size = shape_cache_size
 
     def parse(self, message: str, families=None) -> dict | None:
         return self.parse_shaped(message, families)[0]
+
+    def load_all(self) -> None:
+        """Build every family's parser now (before worker processes fork and share them)."""
+        for name in self.families:
+            self._terminal_patterns[name]
 
     def terminal_patterns(self, family: str) -> dict[str, str]:
         """The regex of each regex terminal of a family's grammar, by terminal name."""
@@ -855,8 +859,9 @@ class MessageParser:
 
 @cache
 def default_parser() -> MessageParser:
-    """One parser per process: building it compiles every grammar and terminal pattern."""
-    return MessageParser()
+    """One parser per process; a family's grammar is loaded when a message first needs it, or all
+    at once with load_all() when a large input is about to be read by forked workers."""
+    return MessageParser(on_demand=True)
 
 
 @cache
