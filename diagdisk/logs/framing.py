@@ -69,6 +69,11 @@ _MONOTONIC_HOST_TAG = re.compile(r"(?P<host>[^\s:\[\]]+) (?P<tag>kernel|[^\s:\[\
 # a bare tag left when a journal was printed without timestamps ("kernel: msg")
 _BARE_TAG = re.compile(r"kernel: ?")
 # a test harness or console clock before a dmesg stamp: "04:30:32.34 [ 7194.579886] ..."
+_LOGREAD = re.compile(
+    r"(?:Mon|Tue|Wed|Thu|Fri|Sat|Sun) (?P<mon>Jan|Feb|Mar|Apr|May|Jun|Jul|Aug|Sep|Oct|Nov|Dec) +(?P<day>\d{1,2}) "
+    r"(?P<hms>\d\d:\d\d:\d\d) (?P<year>\d{4}) [a-z0-9]+\.[a-z]+ (?P<tag>[^\s:\[]+)(?:\[\d+\])?: ?")
+_CLOCK_HOST_TAG = re.compile(r"\d\d:\d\d:\d\d(?:\.\d+)? (?P<host>[\w.-]+) (?P<tag>[^\s:\[]+)(?:\[\d+\])?: ?")
+_CALLER_ID = re.compile(r"\[ *[TC]\d{1,7}\] ?")
 # dmesg -H (--human): "[Aug28 17:07] " at each new minute, "[  +0.000004] " relative in between
 _DMESG_H = re.compile(r"\[(?:(?P<mon>[A-Z][a-z]{2})(?P<day>\d{1,2}) (?P<hm>\d\d:\d\d)| *\+(?P<rel>\d+\.\d+))\] ?")
 _CONSOLE_CLOCK = re.compile(r"\d\d:\d\d:\d\d(?:\.\d+)? (?=\[)")
@@ -286,6 +291,27 @@ def _frame_general(text: str) -> Framed:
                 pos = m.end()
                 progress = True
                 continue
+        m = _LOGREAD.match(text, pos) if framed.header is None and pos == 0 else None
+        if m:
+            # OpenWrt/busybox logread: "Thu Oct 10 12:36:26 2024 kern.info kernel: ..."
+            framed.header = "logread"
+            framed.tag = m["tag"]
+            framed.wall = _valid_datetime(int(m["year"]), MONTHS[m["mon"]], int(m["day"]),
+                                          *map(int, m["hms"].split(":")))
+            if framed.wall is None:
+                framed.bad_header = f"time stamp {text[m.start('mon'):m.end('year')]}"
+            timed = True
+            pos = m.end()
+            progress = True
+            continue
+        m = _CLOCK_HOST_TAG.match(text, pos) if framed.header is None and pos == 0 else None
+        if m:
+            # syslog pasted without its date: the host and tag frame it, the time alone dates nothing
+            framed.header = "clock_only"
+            framed.host, framed.tag = m["host"], m["tag"]
+            pos = m.end()
+            progress = True
+            continue
         m = _DMESG_H.match(text, pos) if framed.header is None else None
         if m and (m["rel"] is not None or m["mon"] in MONTHS):
             # dmesg -H: the first line of a minute is stamped "[Aug28 17:07]", the next ones by
@@ -293,6 +319,14 @@ def _frame_general(text: str) -> Framed:
             framed.header = "dmesg_H"
             if m["mon"]:
                 _month_day_time(framed, m["mon"], m["day"], m["hm"] + ":00", None)
+            pos = m.end()
+            progress = True
+            continue
+        m = _CALLER_ID.match(text, pos)
+        if m:
+            # CONFIG_PRINTK_CALLER: "[    T1] " or "[  C3] " (the task or CPU that printed), after
+            # the time stamp or, with the time switched off, alone
+            framed.header = framed.header or "dmesg"
             pos = m.end()
             progress = True
             continue

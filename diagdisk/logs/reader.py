@@ -29,11 +29,12 @@ from ..errors import NumberOutOfRange
 MAX_UNPARSED_SAMPLES = 20
 # Lines with a number out of range that a source's warnings name one by one; the rest are counted.
 MAX_OUT_OF_RANGE_NAMED = 5
-_HEADER_STYLES = {"syslog", "rfc3339", "dmesg", "dmesg_T", "dmesg_H", "kmsg", "tag_only", "journal_json"}
+_HEADER_STYLES = {"syslog", "rfc3339", "dmesg", "dmesg_T", "dmesg_H", "kmsg", "tag_only", "journal_json",
+                  "logread", "clock_only"}
 # `journalctl -o export` keeps a record's times on lines of their own, around its MESSAGE line
 _EXPORT_TIMES = re.compile(rb"^(__REALTIME_TIMESTAMP|_SOURCE_MONOTONIC_TIMESTAMP)=(\d{1,20})$", re.M)
 # styles whose lines name the program that wrote them (kernel lines say "kernel")
-_TAGGED_STYLES = {"syslog", "rfc3339", "tag_only"}
+_TAGGED_STYLES = {"syslog", "rfc3339", "tag_only", "logread", "clock_only"}
 
 
 @cache

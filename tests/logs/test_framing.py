@@ -138,3 +138,22 @@ def test_dmesg_human_stamps_frame_the_message_and_only_the_minute_lines_carry_a_
     assert (relative.header, relative.month_day_time, relative.uptime) == ("dmesg_H", None, None)
     assert relative.message.startswith("sd 0:0:0:0: [sda]")
     assert frame_line("[Foo12 10:00] text").header is None
+
+
+@pytest.mark.parametrize("line, header, uptime, message", [
+    ("[  T108] ata2: COMRESET failed (errno=-32)", "dmesg", None, "ata2: COMRESET failed (errno=-32)"),
+    ("[   12.345678][  T108] ata2: COMRESET failed (errno=-32)", "dmesg", 12.345678, "ata2: COMRESET failed (errno=-32)"),
+    ("[    5.1][    C0] sd 0:0:0:0: [sda] tag#1 timing out command", "dmesg", 5.1, "sd 0:0:0:0: [sda] tag#1 timing out command"),
+])
+def test_the_printk_caller_id_is_header(line, header, uptime, message):
+    framed = frame_line(line)
+    assert (framed.header, framed.uptime, framed.message) == (header, uptime, message)
+
+
+def test_logread_and_a_syslog_pasted_without_its_date_frame_their_messages():
+    logread = frame_line("Thu Oct 10 12:36:26 2024 kern.info kernel: [  888.233884] scsi host1: uas_eh_device_reset_handler start")
+    assert (logread.header, logread.tag, str(logread.wall), logread.uptime) == ("logread", "kernel", "2024-10-10 12:36:26", 888.233884)
+    assert logread.message == "scsi host1: uas_eh_device_reset_handler start"
+    clock = frame_line("14:04:39 raisin kernel: usb 2-6: new SuperSpeed Gen 1 USB device number 2 using xhci_hcd")
+    assert (clock.header, clock.host, clock.tag, clock.wall, clock.month_day_time) == ("clock_only", "raisin", "kernel", None, None)
+    assert frame_line("12:00:01 not a header").header is None
