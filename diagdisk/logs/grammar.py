@@ -455,6 +455,13 @@ CONVERTERS: dict[str, Callable[[str], dict]] = {
     "AAC_HCTL": lambda t: _hctl_fields(t.strip("()").replace(",", ":")),
     "IPS": lambda t: {"driver": "ips"},
     "PCI_ADDRESS": lambda t: {"pci": t},
+    # "phy-4:0:10" / "port-4:0:3": a phy or port of expander-4:0, on SCSI host 4
+    **{name: (lambda t: {"expander": "expander-" + ":".join(t.split("-", 1)[1].split(":")[:2]),
+                         "host": bounded(t.split("-", 1)[1].split(":")[0], U32, "host")})
+       for name in ("EXPANDER_PHY", "EXPANDER_PORT")},
+    # "3:slot 0:func 0" (megasas 2.6): decimal bus, slot, function; the domain is the first one
+    "BUS_SLOT_FUNC": lambda t: {"pci": "0000:{:02x}:{:02x}.{}".format(*(bounded(x, 256, "PCI bus/slot/function")
+                                                                         for x in re.findall(r"\d+", t)))},
     "SMARTPQI": lambda t: {"driver": t},
     "PQI_HCTL": lambda t: _hctl_fields(t) if "-" not in t else dict(zip(("host", "channel"), map(int, t.split(":")[:2]))),
     "PQI_DEVICE": adapters.smartpqi_device_fields,
