@@ -635,12 +635,20 @@ def evaluate_rules(rules: list[Rule], analysis) -> tuple[list[dict], dict]:
             finding["consequence"] = True
     self_reported = {u for f in findings if f["fru"] == "disk" and f["severity"] == "critical" for u in f["units"]}
     controller_adapters = {a for f in shared if f["fru"] == "controller" and not f["consequence"] for a in f["_adapters"]}
+    # an expander the transport deleted (not an enclosure id many adapters print for every drive)
+    enclosure_adapters = {a for f in shared if f["fru"] == "enclosure" and f["_group_by"] == "enclosure"
+                          and str(f["suspect"].get("device") or "").startswith("expander-")
+                          and not f["consequence"] for a in f["_adapters"]}
     for finding in shared:
         if finding["fru"] == "bus" and finding["_group_by"] in ("adapter", "channel") \
                 and finding["_adapters"] & controller_adapters:
             finding["consequence"] = True   # the controller is the more specific explanation
         elif finding["fru"] == "bus" and set(finding["units"]) & self_reported:
             finding["confidence"] *= 0.5
+        elif finding["fru"] == "controller" and finding["_group_by"] == "adapter" and finding["_adapters"] \
+                and finding["_adapters"] <= enclosure_adapters:
+            # drives behind an expander that left: the expander is the more specific part
+            finding["consequence"] = True
         elif finding["fru"] == "power" and finding["_adapters"] and finding["_adapters"] <= controller_adapters:
             # devices that dropped together behind one controller that reported its own fault
             finding["consequence"] = True

@@ -101,6 +101,7 @@ EVENT_FIELDS: dict[str, tuple[type, str]] = {
     "sas_address": (str, "SAS address of a device or expander (0x5000c50012345678)"),
     "phy": (int, "PHY number on an adapter or expander"),
     "enclosure_id": (str, "enclosure logical id as the adapter prints it"),
+    "expander": (str, "SAS expander as the transport class names it (expander-4:0)"),
     "slot": (int, "enclosure slot or bay number"),
     "port": (str, "adapter port, loop or link as its driver names it"),
     "loginfo": (int, "LSI/Broadcom MPT log_info / LogInfo word"),

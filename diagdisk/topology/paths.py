@@ -321,6 +321,8 @@ class PathModel:
             path.enclosure = path.port
         elif chain is not None and chain.expander:
             path.enclosure = chain.expander
+        elif event.get("expander"):
+            path.enclosure = event["expander"]
         elif event.get("enclosure_id"):
             path.enclosure = f"enclosure {event['enclosure_id']}"
         # adapter and its PCI function
