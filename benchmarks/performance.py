@@ -5,12 +5,18 @@ the devices, not the duration) and throughput extrapolates to a month.
     python benchmarks/performance.py                         # 200 devices, 10 min, 30 min, 1 h
     python benchmarks/performance.py --spans 3600,21600      # longer spans (1 h = ~70 MB of text)
     python benchmarks/performance.py --devices 50 --spans 86400
+    python benchmarks/performance.py --binary --spans 3600,21600,86400   # sysstat's saDD files instead
 
 Each span is a sosreport-shaped folder (sos_commands/sar/sarDD, C locale, one file a day) read by
 `diagnosis.analysis.analyze` in a fresh process, timed on the wall clock and in CPU seconds (user +
 system: on a shared machine the wall clock also counts the neighbours' turns), with its peak RSS
 from the kernel. Rates are per CPU second. The generated files are cached in benchmarks/.cache/
 (git-ignored).
+
+With --binary the folder holds sysstat's binary daily files (var/log/sa/saDD, 86,400 records a
+day): the header, activity list and every other activity of each record are copied from the saDD
+sadc 12.6.1 wrote for tests/performance/fixtures, and the disk activity holds `devices` items whose
+counters grow by random amounts each second, so each record is the size a real one would be.
 """
 
 from __future__ import annotations
@@ -59,6 +65,69 @@ def generate(folder: Path, devices: int, seconds: int, seed: int = 1) -> int:
     return written
 
 
+SA_TEMPLATE = HERE.parent / "tests" / "performance" / "fixtures" / "sa26-12.6.1-restart-hotplug"
+
+
+def generate_binary(folder: Path, devices: int, seconds: int, seed: int = 1) -> int:
+    """saDD files of `devices` disks for `seconds` seconds at 1 s, one file a day; returns bytes."""
+    import numpy
+
+    sys.path.insert(0, str(HERE.parent))
+    from diagdisk.performance.sabinary import _Reader
+
+    template = SA_TEMPLATE.read_bytes()
+    reader = _Reader(template, SA_TEMPLATE.name)
+    first = reader.start
+    while template[first + 20] != 1:        # a restart (the CPU count) or a comment before the first statistics
+        first += reader.rec_size + (4 if template[first + 20] == 2 else 64)
+    length, _, (disk_at, disk_nr) = reader.layout(first)
+    record = template[first:first + length]
+    item = reader.disk_dtype
+    body = record[:disk_at] + bytes(item.itemsize * devices) + record[disk_at + item.itemsize * disk_nr:]
+    size = len(body)
+    layout = numpy.dtype({"names": ["uptime", "time", "nr", "disks"],
+                          "formats": ["<u8", "<u8", "<i4", (item, (devices,))],
+                          "offsets": [0, 8, disk_at - 4, disk_at], "itemsize": size})
+    rng = numpy.random.default_rng(seed)
+    counters = {name: numpy.zeros(devices, dtype=item[name].base) for name in item.names}
+    counters["major"][:] = [8 + i // 16 if i < 256 else 259 for i in range(devices)]
+    counters["minor"][:] = [(i % 16) * 16 if i < 256 else i for i in range(devices)]
+    busy = numpy.zeros(devices)
+    written, second, day = 0, 0, 0
+    start = 1709251200                       # 2024-03-01 00:00:00 UTC
+    while second < seconds:
+        path = folder / "var" / "log" / "sa" / f"sa{day + 1:02d}"
+        path.parent.mkdir(parents=True, exist_ok=True)
+        end = min(seconds, (day + 1) * 86400)
+        with open(path, "wb") as handle:
+            handle.write(template[:reader.start])
+            while second < end:
+                count = min(4096, end - second)
+                # the bytes are kept as bytes: a copy of a structured array leaves the gaps between
+                # its named fields undefined, and those gaps are the other activities
+                raw = bytearray(body * count)
+                block = numpy.frombuffer(raw, dtype=layout)
+                steps = numpy.arange(second, second + count, dtype=numpy.uint64)
+                block["uptime"] = 100 * (steps + 1000)
+                block["time"] = start + steps
+                block["nr"] = devices
+                ios = rng.integers(100, 150, size=(count, devices)).astype(numpy.uint64)
+                busy = 300 + 600 * ((numpy.arange(devices) == 7)[None, :] & ((steps[:, None] // 600) % 2 == 1))
+                for name, step in (("nr_ios", ios), ("rd_sect", ios * 16), ("wr_sect", ios * 8),
+                                   ("rd_ticks", ios * 5), ("wr_ticks", ios * 5), ("tot_ticks", busy),
+                                   ("rq_ticks", busy * 2)):
+                    values = counters[name] + numpy.cumsum(step, axis=0).astype(counters[name].dtype)
+                    block["disks"][name] = values
+                    counters[name] = values[-1]
+                for name in ("major", "minor"):
+                    block["disks"][name] = counters[name]
+                handle.write(raw)
+                second += count
+        written += path.stat().st_size
+        day += 1
+    return written
+
+
 _CHILD = """
 import json, resource, sys, time
 started, cpu_started = time.perf_counter(), time.process_time()
@@ -83,19 +152,21 @@ def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("--devices", type=int, default=200)
     parser.add_argument("--spans", default="600,1800,3600", help="seconds of 1-second samples, comma-separated")
+    parser.add_argument("--binary", action="store_true", help="sysstat's binary saDD files instead of sar text")
     args = parser.parse_args()
     spans = [int(x) for x in args.spans.split(",")]
     baseline = measure_empty()
-    print(f"performance stage: sar -d text, 1-second interval, {args.devices} devices "
+    kind = "saDD (binary)" if args.binary else "sar -d text"
+    print(f"performance stage: {kind}, 1-second interval, {args.devices} devices "
           f"(python {sys.version.split()[0]}; empty start-up {baseline['seconds']:.2f} s, {baseline['rss_mb']:.0f} MB)")
     print(f"{'span':>8} {'MB':>8} {'samples':>11} {'kept':>7} {'wall s':>7} {'CPU s':>7} {'samples/s':>11} {'MB/s':>7} "
           f"{'peak RSS MB':>12}")
     rates = []
     for span in spans:
-        folder = CACHE / f"d{args.devices}-s{span}"
+        folder = CACHE / f"{'sa-' if args.binary else ''}d{args.devices}-s{span}"
         marker = folder / ".complete"
         if not marker.exists():
-            size = generate(folder, args.devices, span)
+            size = (generate_binary if args.binary else generate)(folder, args.devices, span)
             marker.write_text(str(size))
         size = int(marker.read_text())
         figures = measure(folder)
@@ -106,7 +177,8 @@ def main() -> None:
     rate, byte_rate = rates[-1]
     month_samples = MONTH * args.devices
     print(f"a month at this rate: {month_samples:,} samples ({month_samples * (size / figures['samples']) / 1e9:.0f} GB "
-          f"of text) in {month_samples / rate / 60:.0f} CPU minutes on one core; memory stays at the figure above "
+          f"of {'saDD' if args.binary else 'text'}) in {month_samples / rate:.0f} CPU seconds "
+          f"({month_samples / rate / 60:.1f} minutes) on one core; memory stays at the figure above "
           f"(series are capped at 1024 samples a device, merged as exact averages)")
 
 

@@ -288,6 +288,8 @@ def sniff_format(path: Path) -> str | None:
             head = handle.read(8192)
     except OSError:
         return None
+    if head[:2] in (b"\x96\xd5", b"\xd5\x96"):
+        return "sa_binary"  # sysstat's magic 0xd596, either byte order: a saDD (diagdisk.performance.sabinary)
     if detect_compression(head[:6]):
         return "log"  # compressed rotations are logs; archives are handled before this
     text = head.decode("utf-8", "replace")

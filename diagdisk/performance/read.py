@@ -28,6 +28,8 @@ from .kernel import (Names, QueueSettings, queue_file_of, queue_value, read_bloc
                      read_diskstats, read_dmsetup_info, read_dmsetup_table, read_lsblk_topology, read_lvs,
                      read_partitions, read_pressure)
 from .blocks import SampleBlock
+from .columns import era_of
+from .sabinary import COLUMNS as SA_COLUMNS, SaFormatError, read_sa_binary
 from .sadf import SadfError, iter_sadf_csv, read_sadf_json, read_sadf_xml
 from .series import DEFAULT_CAP, INDEX, Series, add_blocks, normalise, normalise_block
 from .sysstat import TextSource, iter_sysstat_text, plain_chunk
@@ -99,15 +101,37 @@ def read_performance(sources: list, topology, limits: Limits | None = None, cap:
             source.warnings.append(PartialRead(exc.one_line()))
     _names_from_topology(names, topology)
     raw: list[tuple[PerfSource, _Collected]] = []
+    # a saDD read directly is the best copy of its day (exact counters, no text to parse): it is
+    # read first, and the sar text and sadf -x of the same day are not read again
+    binary_days: dict[str, str] = {}
+    refused: dict[str, list[str]] = {}
+    for source in sorted((s for s in mine if s.format == "sa_binary"), key=lambda s: s.name):
+        info, collected = _read_binary(source, names, cap)
+        if info.status == "read":
+            data.sources.append(info)
+            raw.append((info, collected))
+            day = _day_of(source.name)
+            if day is not None:
+                binary_days.setdefault(day, source.name)
+        elif info.status == "read, no disk samples":
+            data.sources.append(info)
+        else:
+            refused[source.name] = info.warnings
     by_format = {fmt: i for i, fmt in enumerate(SAMPLE_FORMATS)}
     ordered = sorted((s for s in mine if s.format in SAMPLE_FORMATS), key=lambda s: (by_format[s.format], s.name))
     for source in ordered:
+        day = _day_of(source.name)
+        twin = binary_days.get(day) if day is not None else None
+        if twin is not None and source.format in ("sar", "sar_c", "sadf_xml"):
+            data.sources.append(PerfSource(source.name, "sar text" if source.format != "sadf_xml" else "sadf -x",
+                                           status="duplicate", duplicate_of=twin))
+            continue
         info, collected = _read_samples(source, names, limits, cap)
         data.sources.append(info)
         raw.append((info, collected))
     for source in mine:
-        if source.format == "sa_binary":
-            data.sources.append(_binary(source, names, limits, run_sadf, raw, cap))
+        if source.format == "sa_binary" and not any(info.name == source.name for info in data.sources):
+            data.sources.append(_binary(source, names, limits, run_sadf, raw, cap, refused.get(source.name, [])))
     _build_series(data, raw, cap)
     _build_devices(data, names, settings, topology)
     return data
@@ -360,10 +384,46 @@ def _read_samples(source, names: Names, limits: Limits, cap: int) -> tuple[PerfS
     return info, collected
 
 
-def _binary(source, names: Names, limits: Limits, run_sadf: bool, raw: list, cap: int) -> PerfSource:
-    """A binary saDD: read through the host's sadf when one is installed and takes the file (the
-    format changes with sysstat versions); otherwise listed as present but not read."""
+_DAY_OF_NAME = re.compile(r"(?:^|[._])sar?(\d{2}|\d{8})(?:\.xml)?(?:\.tailed)?$")
+
+
+def _day_of(name: str) -> str | None:
+    """The DD (or YYYYMMDD, sadc -D) of a sysstat daily file's name: sarDD, saDD.xml, a tailed
+    sarDD; None for other names."""
+    match = _DAY_OF_NAME.search(Path(name).name)
+    return match.group(1) if match else None
+
+
+def _read_binary(source, names: Names, cap: int) -> tuple[PerfSource, _Collected]:
+    """A saDD read directly (performance.sabinary); a file of another sysstat format, or not a
+    saDD at all, is left with a one-line warning for _binary to try through sadf."""
     info = PerfSource(source.name, "saDD (binary)", status="present, not read")
+    try:
+        sa_file, blocks = read_sa_binary(source.path, source.name)
+        collected = _collect(blocks, info, names, cap, None)
+    except SaFormatError as exc:
+        info.warnings.append(str(exc))
+        return info, _Collected()
+    except OSError as exc:
+        info.warnings.append(f"{source.name}: {exc.strerror or exc}")
+        return info, _Collected()
+    info.status = "read"
+    info.era = [era_of(list(SA_COLUMNS))]
+    info.day, info.host = sa_file.day, sa_file.host
+    info.interval = sa_file.interval or info.interval
+    info.restarts, info.truncated = sa_file.restarts, sa_file.truncated
+    info.warnings = list(dict.fromkeys([str(w) for w in source.warnings] + sa_file.warnings))
+    info.samples, info.devices = collected.count, sorted(collected.series)
+    if not collected.count:
+        info.status = "read, no disk samples"
+    return info, collected
+
+
+def _binary(source, names: Names, limits: Limits, run_sadf: bool, raw: list, cap: int,
+            refused: list[str]) -> PerfSource:
+    """A binary saDD this stage does not read itself: read through the host's sadf when one is
+    installed and takes the file; otherwise listed as present but not read, with the reason."""
+    info = PerfSource(source.name, "saDD (binary)", status="present, not read", warnings=list(refused))
     day = Path(source.name).name[2:]
     twins = [other.name for other, _ in raw if Path(other.name).name in (f"sar{day}", f"sa{day}.xml")
              and other.status.startswith("read")]
