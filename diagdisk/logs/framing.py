@@ -153,6 +153,13 @@ def frame_line(line: str) -> Framed:
     return framed
 
 
+def _dated(framed: Framed, year: str, month: int, day: str, hms: str, shown: str) -> None:
+    """A stamp with its year: its time, or the warning that it names no real time."""
+    framed.wall = _valid_datetime(int(year), month, int(day), *map(int, hms.split(":")))
+    if framed.wall is None:
+        framed.bad_header = f"time stamp {shown}"
+
+
 def month_number(name: str) -> int | None:
     """The month of an abbreviation in any of the locales above (Mar, Mär, mars, мар)."""
     return MONTHS.get(name) or _LOCAL_MONTHS.get(name.lower().rstrip("."))
@@ -284,10 +291,7 @@ def _frame_general(text: str) -> Framed:
             if m and month_number(m["mon"]):
                 timed = True
                 framed.header = framed.header or "dmesg_T"
-                framed.wall = _valid_datetime(int(m["year"]), month_number(m["mon"]), int(m["day"]),
-                                              *map(int, m["hms"].split(":")))
-                if framed.wall is None:
-                    framed.bad_header = f"time stamp {m[0].strip()}"
+                _dated(framed, m["year"], month_number(m["mon"]), m["day"], m["hms"], m[0].strip())
                 pos = m.end()
                 progress = True
                 continue
@@ -296,10 +300,7 @@ def _frame_general(text: str) -> Framed:
             # OpenWrt/busybox logread: "Thu Oct 10 12:36:26 2024 kern.info kernel: ..."
             framed.header = "logread"
             framed.tag = m["tag"]
-            framed.wall = _valid_datetime(int(m["year"]), MONTHS[m["mon"]], int(m["day"]),
-                                          *map(int, m["hms"].split(":")))
-            if framed.wall is None:
-                framed.bad_header = f"time stamp {text[m.start('mon'):m.end('year')]}"
+            _dated(framed, m["year"], MONTHS[m["mon"]], m["day"], m["hms"], text[m.start("mon"):m.end("year")])
             timed = True
             pos = m.end()
             progress = True
