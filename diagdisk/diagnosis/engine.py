@@ -776,6 +776,11 @@ def _suspect_label(top: dict) -> str:
     described = component.get("label") if component.get("part") else None
     if described and described != name and not described.startswith(name):
         who = ", ".join(x for x in (described, who) if x)
+    if not described and top.get("fru") in ("bus", "controller") and component.get("pci") \
+            and component["pci"] not in (name, who):
+        # one unit's own link or controller: the PCI function is what the slot and lspci show
+        where = f"PCI {component['pci']}" + (f" below {component['bus']}" if component.get("bus") else "")
+        who = ", ".join(x for x in (who, where) if x)
     shown = described if described and described.startswith(name) else name
     return f"{shown} ({who})" if who else shown
 
