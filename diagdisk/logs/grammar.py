@@ -692,8 +692,17 @@ def _converted(terminal: str, text: str) -> dict:
     if found is None:
         if len(cache) >= _CONVERTED_CACHE_SIZE:
             cache.clear()
-        found = cache[text] = {k: v for k, v in CONVERTERS[terminal](text).items() if v is not None}
+        found = {k: v for k, v in CONVERTERS[terminal](text).items() if v is not None}
+        # every converter bounds what it reads; this catches one that does not (the event table
+        # holds 64-bit integers)
+        for key, value in found.items():
+            if type(value) is int and not -_INT64 <= value < _INT64:
+                raise NumberOutOfRange(f"{key} {str(value)[:24]} is out of range")
+        cache[text] = found
     return found
+
+
+_INT64 = 1 << 63
 
 
 class _Shape:
@@ -839,7 +848,10 @@ class MessageParser:
             if learnt is None:
                 continue
             event, shape = learnt
-            if shape is not None and len(known or ()) < _SHAPES_PER_KEY:
+            # the fallback reads what the families before it refused: a number out of range, a
+            # message id they do not know. Its shape would also take the next message of the same
+            # shape that they read, so it is not kept
+            if shape is not None and family != FALLBACK_FAMILY and len(known or ()) < _SHAPES_PER_KEY:
                 if len(self._shapes) >= self._cache_size:
                     self._shapes.clear()
                 self._shapes.setdefault(key, []).append((family, shape))

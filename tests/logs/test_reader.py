@@ -69,3 +69,16 @@ def test_a_word_of_trouble_inside_a_message_does_not_cut_it_in_two(tmp_path):
     result = _read(tmp_path, "Mar  2 18:07:17 h kernel: mptbase: ioc0: WARNING -            FAULT code = 2651h\n")
     [event] = result.events
     assert (event["kind"], event["adapter"], event["fault_code"]) == ("controller_error", "ioc0", 0x2651)
+
+
+def test_a_line_only_the_fallback_read_does_not_teach_its_shape_to_the_next_one():
+    """'hda: possibly failed opcode: 0xc8c8' is no ide line (one opcode byte), so the fallback reads
+    it as a device's line; 'hda: possibly failed opcode: 0xc8' has the same shape without its hex
+    digits and must still be read by the ide grammar (a hostile test once made this order-dependent)."""
+    from diagdisk.logs.grammar import FALLBACK_FAMILY, MessageParser
+    parser = MessageParser(on_demand=True)
+    families = ("ide", FALLBACK_FAMILY)
+    odd = parser.parse("hda: possibly failed opcode: 0xc8c8", families)
+    assert odd is not None and odd["family"] == FALLBACK_FAMILY
+    real = parser.parse("hda: possibly failed opcode: 0xc8", families)
+    assert (real["family"], real["kind"]) == ("ide", "ata_detail")
