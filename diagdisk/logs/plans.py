@@ -102,7 +102,7 @@ def checkable_alone(pattern: str) -> bool:
 class LinePlan:
     __slots__ = ("line_regex", "followed_regex", "syslog", "month", "header", "message_group", "shape",
                  "stable_key", "checks", "volatile", "combinations", "family", "serial", "needs_context",
-                 "time_groups", "uptime_group", "pid_group")
+                 "time_groups", "uptime_group", "pid_group", "plain_time")
 
     def __init__(self, line: bytes, family: str, shape: _Shape, terminal_patterns: dict[str, str]):
         text = line.decode("ascii")
@@ -160,6 +160,7 @@ class LinePlan:
                             max(self.header[r] for r in time_roles if r in self.header) + 1)
         self.uptime_group = self.header.get("uptime")
         self.pid_group = self.header.get("pid")
+        self.plain_time = self.uptime_group is None and self.pid_group is None  # times() has nothing to check
         self.message_group = next(index for index, (role, _) in enumerate(roles) if role == "message") + 1
         stable = [index for index, (role, _) in enumerate(roles) if role == "stable"]
         self.stable_key = operator.itemgetter(*stable) if stable else _no_key
@@ -199,7 +200,7 @@ class LinePlan:
         # times(), with its shared cache looked up here: the path of every line of a storm
         stamp = match.string[match.start():match.end(self.time_groups[1])]
         when = times.get(stamp)
-        if when is None or self.pid_group is not None or self.uptime_group is not None:
+        if when is None or not self.plain_time:
             when = self.times(match, times)
             if when is None:
                 return None
@@ -324,7 +325,10 @@ class LinePlans:
         """What a plan reads in the line text[start:end], if one does and the line after it starts
         with a header (so the message is all on this line); None sends it the general way."""
         plans = self._plans.get(key)
-        if not plans or not line.isascii() or b"\x00" in line or b"\r" in line or b"#012" in line:
+        # a line of a key with plans is ASCII with no NUL or CR (learn() keeps plans only for such
+        # keys, and the hex digits the key leaves out are none of those): only an escaped newline
+        # ("#012", whose digits the key leaves out) is left to look for
+        if not plans or b"#012" in line:
             return None
         times = self._times
         if len(times) > _CACHE_SIZE:
@@ -345,8 +349,9 @@ class LinePlans:
         """Keep a plan for `line`, if it reads `line` as `expected` (what framing and grammar read)."""
         plans = self._plans.get(key)
         if (plans is not None and len(plans) >= _MAX_PER_KEY) or self._refused.get(key, 0) >= _MAX_REFUSED \
-                or not line.isascii() or not line.startswith(_MONTH_NAMES) and not line[:1].isdigit():
-            return
+                or not line.isascii() or b"\x00" in line or b"\r" in line \
+                or not line.startswith(_MONTH_NAMES) and not line[:1].isdigit():
+            return  # read() counts on the lines of a key with plans being ASCII without NUL or CR
         plan = self._plan_for(line, family, shape, terminal_patterns, expected)
         if plan is not None:
             plan.needs_context = needs_context

@@ -21,7 +21,7 @@ from .events import IDENTITY_FIELDS
 from .framing import Framed, frame_line
 from .plans import _BSD_START, _ISO_START, MAY_NAME_A_SCSI_DEVICE, LinePlans, PlanHit
 from ..inputs.limits import Limits
-from .grammar import FALLBACK_FAMILY, MessageParser, default_parser, grammar_specs, kernel_families
+from .grammar import _HEX_DIGITS, FALLBACK_FAMILY, MessageParser, default_parser, grammar_specs, kernel_families
 from .prefilter import Prefilter
 from ..inputs.safeio import decode_log_bytes
 from ..errors import NumberOutOfRange
@@ -170,7 +170,7 @@ class LogReader:
                 if line_no <= consumed_line:
                     continue
                 line = text[start:end]
-                plan_key = plans.key(families, line)
+                plan_key = (families, line.translate(None, _HEX_DIGITS))  # plans.key(), inline: every line
                 hit = plans.read(plan_key, line, text, start, end) if headered and self.use_plans else None
                 if hit is not None:
                     self.plan_hits += 1

@@ -79,11 +79,11 @@ def _merge_into(group: dict, event: dict) -> None:
     if len(lines) < _MAX_REPORT_LINES - 1 and event.get("raw") and event["line"] != group["line"]:
         lines.setdefault(event["line"], event["raw"])  # a line that held two messages is shown once
     for key, value in event.items():
-        if key in _NOT_MERGED or key[0] == "_":
-            continue
+        # most fields of a joining line the report has already: looked up first, the cheaper test
         current = group.get(key)
         if current is None:
-            group[key] = value
+            if key not in _NOT_MERGED and key[0] != "_":
+                group[key] = value
         elif key in _GATHERED and value is not None and value not in current.split(", "):
             group[key] = f"{current}, {value}"
 
