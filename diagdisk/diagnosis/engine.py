@@ -624,14 +624,18 @@ def evaluate_rules(rules: list[Rule], analysis) -> tuple[list[dict], dict]:
     findings = [f for rule in rules for f in evaluate_rule(rule, context)]
     shared = [f for f in findings if f["_group_by"] in SHARED_GROUPINGS and f["fru"] in ("controller", "bus", "path",
                                                                                           "enclosure", "power")]
-    # a part between the host and one unit (its PCIe link, its path) covers that unit too
-    covering = [f for f in findings if f["fru"] in ("controller", "bus", "path", "enclosure", "power")
-                and not f["consequence"]]
+    # the rules whose finding about a part between the host and a unit (a shared part, or the
+    # unit's own PCIe link or path) covers that unit
+    covering_rules: dict[str, set[str]] = {}
+    for f in findings:
+        if f["fru"] in ("controller", "bus", "path", "enclosure", "power") and not f["consequence"]:
+            for unit in f["units"]:
+                covering_rules.setdefault(unit, set()).add(f["rule"])
     # Consequences are not causes: a per-device finding from timeouts/offlines on a device that a
-    # finding about a shared part already covers supports that finding instead of naming its own suspect.
+    # finding of another rule already covers supports that finding instead of naming its own suspect.
     for finding in findings:
-        covered = {u for f in covering if f is not finding and f["rule"] != finding["rule"] for u in f["units"]}
-        if finding["_yields_to_host"] and set(finding["units"]) & covered:
+        if finding["_yields_to_host"] and any(covering_rules.get(unit, set()) - {finding["rule"]}
+                                              for unit in finding["units"]):
             finding["consequence"] = True
     self_reported = {u for f in findings if f["fru"] == "disk" and f["severity"] == "critical" for u in f["units"]}
     controller_adapters = {a for f in shared if f["fru"] == "controller" and not f["consequence"] for a in f["_adapters"]}
