@@ -240,9 +240,8 @@ class PathModel:
     def _only_nvme_pci(self, ctrl: str | None) -> str | None:
         """The PCI function of the one NVMe controller a log names, when the nvme driver spoke for
         exactly one function (`nvme 0000:01:00.0: ...`): one drive, one function, the same device."""
-        pcis = (self.driver_pcis.get("nvme") or set()) | self.nvme_functions
-        if ctrl and self.nvme_ctrls == {ctrl} and len(pcis) == 1 and ctrl not in self.nvme_pci:
-            return next(iter(pcis))
+        if ctrl and self.nvme_ctrls == {ctrl} and ctrl not in self.nvme_pci:
+            return _the_one((self.driver_pcis.get("nvme") or set()) | self.nvme_functions)
         return None
 
     def _remember(self, mapping: dict, key, value, what: str, where: str) -> None:
@@ -337,7 +336,7 @@ class PathModel:
             path.pci = path.pci or (event.get("pci") if _is_usb_controller(event.get("driver")) else None)
             # an xHCI controller has two root hubs (USB 2 and USB 3 buses): with one host controller
             # in the text, every bus is its
-            path.pci = path.pci or self._only_usb_controller()
+            path.pci = path.pci or self._only_controller(("usb",))
             path.adapter = f"pci {path.pci}" if path.pci else (f"usb bus {bus}" if bus is not None else None)
         else:
             pci = self.pci_of_host(host) or (chain.pcis[-1] if chain and chain.pcis else None) or event.get("pci")
@@ -368,19 +367,14 @@ class PathModel:
                 path.evidence.append(f"{what}: {self.evidence[what]}")
         return path
 
-    def _only_usb_controller(self) -> str | None:
-        found = {pci for pci, driver in self.pci_driver.items() if _is_usb_controller(driver)}
-        return next(iter(found)) if len(found) == 1 else None
-
     def _only_function_of(self, driver: str) -> str | None:
+        """The PCI function of the one controller this driver drives in the text, if only one."""
         name = _driver_name(driver)
-        found = {pci for known, pcis in self.driver_pcis.items() if _driver_name(known) == name for pci in pcis}
-        return next(iter(found)) if len(found) == 1 else None
+        return _the_one({pci for known, pcis in self.driver_pcis.items() if _driver_name(known) == name for pci in pcis})
 
     def _only_controller(self, transports: tuple[str, ...]) -> str | None:
         """The PCI function of the one controller of these transports the text names, if only one."""
-        found = {pci for pci, driver in self.pci_driver.items() if transport_of_driver(driver) in transports}
-        return next(iter(found)) if len(found) == 1 else None
+        return _the_one({pci for pci, driver in self.pci_driver.items() if transport_of_driver(driver) in transports})
 
     def describe_adapter(self, adapter: str | None, hosts: set[int] | None = None) -> str | None:
         """'the SATA controller at 0000:03:00.0 (ahci, hosts 2-5)' style label for an adapter key."""
@@ -417,6 +411,11 @@ def _host_range(hosts: set[int] | None) -> str | None:
 def _usb_bus(port: str | None) -> int | None:
     m = re.match(r"usb (\d+)-", port or "")
     return int(m[1]) if m else None
+
+
+def _the_one(found: set[str]) -> str | None:
+    """The only member of `found`; none when the text leaves several (never guessed)."""
+    return next(iter(found)) if len(found) == 1 else None
 
 
 def _is_usb_controller(driver: str | None) -> bool:
