@@ -641,7 +641,7 @@ def evaluate_rules(rules: list[Rule], analysis) -> tuple[list[dict], dict]:
     controller_adapters = {a for f in shared if f["fru"] == "controller" and not f["consequence"] for a in f["_adapters"]}
     # an expander the transport deleted (not an enclosure id many adapters print for every drive)
     enclosure_adapters = {a for f in shared if f["fru"] == "enclosure" and f["_group_by"] == "enclosure"
-                          and str(f["suspect"].get("device") or "").startswith("expander-")
+                          and str(f["suspect"].get("device") or "").startswith("expander")
                           and not f["consequence"] for a in f["_adapters"]}
     for finding in shared:
         if finding["fru"] == "bus" and finding["_group_by"] in ("adapter", "channel") \

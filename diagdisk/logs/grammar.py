@@ -455,6 +455,7 @@ CONVERTERS: dict[str, Callable[[str], dict]] = {
     "AAC_HCTL": lambda t: _hctl_fields(t.strip("()").replace(",", ":")),
     "IPS": lambda t: {"driver": "ips"},
     "PCI_ADDRESS": lambda t: {"pci": t},
+    "EXPANDER_SAS_ADDR": lambda t: {"expander": "expander 0x" + t[len("sas_addr(0x"):-1].lower()},
     # "phy-4:0:10" / "port-4:0:3": a phy or port of expander-4:0, on SCSI host 4
     **{name: (lambda t: {"expander": "expander-" + ":".join(t.split("-", 1)[1].split(":")[:2]),
                          "host": bounded(t.split("-", 1)[1].split(":")[0], U32, "host")})
