@@ -68,14 +68,19 @@ _KMSG_ESCAPE = re.compile(r"\\x([0-9a-fA-F]{2})")
 _MONOTONIC_HOST_TAG = re.compile(r"(?P<host>[^\s:\[\]]+) (?P<tag>kernel|[^\s:\[\]]+(?=\[\d+\]))(?:\[\d+\])?:(?: |$)")
 # a bare tag left when a journal was printed without timestamps ("kernel: msg")
 _BARE_TAG = re.compile(r"kernel: ?")
-# a test harness or console clock before a dmesg stamp: "04:30:32.34 [ 7194.579886] ..."
+# a syslog program tag and its colon ("kernel: ", "multipathd[812]: ")
+_TAG = r"(?P<tag>[^\s:\[]+)(?:\[\d+\])?: ?"
+# OpenWrt/busybox logread: "Thu Oct 10 12:36:26 2024 kern.info kernel: "
 _LOGREAD = re.compile(
     r"(?:Mon|Tue|Wed|Thu|Fri|Sat|Sun) (?P<mon>Jan|Feb|Mar|Apr|May|Jun|Jul|Aug|Sep|Oct|Nov|Dec) +(?P<day>\d{1,2}) "
-    r"(?P<hms>\d\d:\d\d:\d\d) (?P<year>\d{4}) [a-z0-9]+\.[a-z]+ (?P<tag>[^\s:\[]+)(?:\[\d+\])?: ?")
-_CLOCK_HOST_TAG = re.compile(r"\d\d:\d\d:\d\d(?:\.\d+)? (?P<host>[\w.-]+) (?P<tag>[^\s:\[]+)(?:\[\d+\])?: ?")
+    r"(?P<hms>\d\d:\d\d:\d\d) (?P<year>\d{4}) [a-z0-9]+\.[a-z]+ " + _TAG)
+# syslog pasted without its date: "14:04:39 raisin kernel: "
+_CLOCK_HOST_TAG = re.compile(r"\d\d:\d\d:\d\d(?:\.\d+)? (?P<host>[\w.-]+) " + _TAG)
+# CONFIG_PRINTK_CALLER: "[    T1] ", "[  C3] "
 _CALLER_ID = re.compile(r"\[ *[TC]\d{1,7}\] ?")
 # dmesg -H (--human): "[Aug28 17:07] " at each new minute, "[  +0.000004] " relative in between
 _DMESG_H = re.compile(r"\[(?:(?P<mon>[A-Z][a-z]{2})(?P<day>\d{1,2}) (?P<hm>\d\d:\d\d)| *\+(?P<rel>\d+\.\d+))\] ?")
+# a test harness or console clock before a dmesg stamp: "04:30:32.34 [ 7194.579886] ..."
 _CONSOLE_CLOCK = re.compile(r"\d\d:\d\d:\d\d(?:\.\d+)? (?=\[)")
 
 # Text pasted through web pages and mail: typographic quotes are dropped, dashes made ASCII.
