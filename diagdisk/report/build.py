@@ -101,6 +101,7 @@ def build_report(analysis, findings: list[dict] | None = None, verdict: dict | N
         "missing_sources": analysis.missing_sources,
         "complete": analysis.complete,
         "warnings": analysis.warnings + topology.conflicts,
+        "notes": list(getattr(analysis, "notes", [])),
         "devices": _devices(analysis, events),
         "event_summary": sorted(summary.values(), key=lambda e: (-e["count"], str(e["device"]), e["kind"])),
         "sectors": {k: sorted(v) for k, v in sorted(sectors.items())},

@@ -123,6 +123,7 @@ def render_text(report: dict, *, color: bool = False, width: int | None = None, 
     if report["missing_sources"]:
         out.append(f"  not present: {', '.join(report['missing_sources'])}")
     out += _warning_lines(report.get("warnings", []), "  warning: ")
+    out += _warning_lines(report.get("notes", []), "  note: ")
     lines = [escape_control(line) for line in out]
     if color:
         lines = [_colored_severity(line) for line in lines]
