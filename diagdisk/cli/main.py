@@ -313,13 +313,18 @@ def _host_reports(ctx, paths, rules_dirs, since, until, progress, limits, jobs, 
                 cut_to_window(analysis, resolve_window(since, until, analysis.report_date))
             progress.stage("running the rules")
             host_findings, verdict = evaluate_rules(rules, analysis)
-            performance = []
+            performance, report_findings = [], host_findings
             if analysis.performance is not None:  # the performance rules need pandas: imported only then
+                from ..diagnosis.coverage import assess_coverage
                 from ..diagnosis.perf import evaluate_performance_rules
+                from ..diagnosis.perfverdict import performance_finding_entries, weigh_performance
                 performance = evaluate_performance_rules(rules, analysis.performance, host_findings,
                                                          analysis.topology)
+                # the verdict is final once the performance findings are weighed with it
+                verdict = weigh_performance(verdict, performance, analysis.performance, assess_coverage(analysis))
+                report_findings = host_findings + performance_finding_entries(performance)
             labels.append(host.label)
-            reports.append(build_report(analysis, host_findings, verdict, performance))
+            reports.append(build_report(analysis, report_findings, verdict, performance))
             findings += host_findings + performance
             complete = complete and analysis.complete
     return labels, reports, findings, complete
