@@ -74,7 +74,7 @@ def analyze_each_host(paths: list[str], limits: Limits, strict: bool, jobs: int 
         def each() -> Iterator[HostAnalysis]:
             for label, group in zip(labels, groups):
                 analysis = analyze_opened(group.opened, limits=limits, strict=strict, jobs=jobs, keep_each=keep_each,
-                                          single_input=total_inputs == 1, progress=progress)
+                                          single_input=total_inputs == 1, progress=progress, notes=group.notes)
                 yield HostAnalysis(label=label, paths=group.paths, analysis=analysis)
         yield each()
 

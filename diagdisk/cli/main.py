@@ -313,13 +313,18 @@ def _host_reports(ctx, paths, rules_dirs, since, until, progress, limits, jobs, 
                 cut_to_window(analysis, resolve_window(since, until, analysis.report_date))
             progress.stage("running the rules")
             host_findings, verdict = evaluate_rules(rules, analysis)
-            performance = []
+            performance, report_findings = [], host_findings
             if analysis.performance is not None:  # the performance rules need pandas: imported only then
+                from ..diagnosis.coverage import assess_coverage
                 from ..diagnosis.perf import evaluate_performance_rules
+                from ..diagnosis.perfverdict import performance_finding_entries, weigh_performance
                 performance = evaluate_performance_rules(rules, analysis.performance, host_findings,
                                                          analysis.topology)
+                # the verdict is final once the performance findings are weighed with it
+                verdict = weigh_performance(verdict, performance, analysis.performance, assess_coverage(analysis))
+                report_findings = host_findings + performance_finding_entries(performance)
             labels.append(host.label)
-            reports.append(build_report(analysis, host_findings, verdict, performance))
+            reports.append(build_report(analysis, report_findings, verdict, performance))
             findings += host_findings + performance
             complete = complete and analysis.complete
     return labels, reports, findings, complete
@@ -347,58 +352,115 @@ Exit codes:
 @debug_option
 @click.pass_context
 def events(ctx, paths, output_format, since, until, output, max_file_size, max_total_size, max_events, jobs, quiet):
-    """Every event with its source file, line, time, identity and decoded fields."""
+    """Every event with its source file, line, time, identity and decoded fields.
+
+    Each event is written as soon as it is read, and none is kept: memory stays flat however long
+    the log, and a reader that stops (`| head`) ends the run. Logs are read one after the other.
+    """
     def run():
         _check_output(output, paths)
-        from .hosts import analyze_each_host
         from .progress import make_progress
-        from ..diagnosis.eventtable import event_frame
-        progress = make_progress(quiet)
-        frames, warnings, complete = [], [], True
+        # events written to the terminal are the progress: a progress line would break into them
+        progress = make_progress(quiet or (output in (None, "-") and _stdout_is_terminal()))
+        warnings: list[str] = []
         try:
-            with analyze_each_host(list(paths), _limits(max_file_size, max_total_size, max_events), _debug(ctx),
-                                   jobs, keep_each=True, progress=progress) as hosts:
-                for host in hosts:
-                    analysis = host.analysis
-                    if since or until:
-                        from ..diagnosis.window import cut_to_window, resolve_window
-                        cut_to_window(analysis, resolve_window(since, until, analysis.report_date))
-                    frames.append((host.label, event_frame(analysis.events)))
-                    warnings += analysis.warnings + [w for source in analysis.sources for w in source.warnings]
-                    complete = complete and analysis.complete
-            progress.stage("writing the events")
-            if len(frames) == 1:
-                frame = frames[0][1]
+            if output in (None, "-"):
+                complete = _list_events(paths, output_format, since, until, sys.stdout, progress, warnings,
+                                        _limits(max_file_size, max_total_size, max_events), _debug(ctx))
             else:
-                import pandas
-                # several hosts in one listing: each event says whose it is
-                frame = pandas.concat([f.assign(host=label) for label, f in frames], ignore_index=True)
-            if output_format == "csv":
-                text = _escaped_frame(frame).to_csv(index=False)
-            else:
-                text = frame.to_json(orient="records", lines=True) if len(frame) else ""
+                from ..inputs.safeio import atomic_writer
+                with atomic_writer(output, refuse=[p for p in paths if p != "-"]) as handle:
+                    complete = _list_events(paths, output_format, since, until, handle, progress, warnings,
+                                            _limits(max_file_size, max_total_size, max_events), _debug(ctx))
+        except BrokenPipeError:
+            progress.close()
+            _stdout_gone()   # `| head`: the reader has what it wanted; reading stops here
+            return ExitCode.OK
         finally:
             progress.close()
-        _write(text, output, paths, quiet)
+        if output not in (None, "-") and not quiet:
+            echo_error(f"diagdisk: wrote {output}")
         _echo_warnings(warnings)
         return ExitCode.OK if complete else ExitCode.PARTIAL
     ctx.exit(_guarded(ctx, run))
 
 
-def _escaped_frame(frame):
-    """The event table with control characters in its text escaped (CSV is read in terminals)."""
-    from pandas.api.types import is_object_dtype, is_string_dtype
+def _list_events(paths, output_format, since, until, stream, progress, warnings, limits, strict) -> bool:
+    """Write every event of every host to `stream` as it is read; whether all input was read."""
+    import click
 
-    def escaped(value):
-        return escape_control(value) if isinstance(value, str) else value
+    from ..diagnosis.eventstream import COLUMNS, prepare_listing, stream_host
+    from ..inputs.discovery import discover_hosts
+    from ..progress import start_counting, stop_counting
+    from .hosts import unique_labels
+    groups, notes, stack = discover_hosts(list(paths), limits)
+    complete = True
+    with stack:
+        for note in notes:
+            click.echo(f"diagdisk: note: {note}", err=True)
+        labels = unique_labels([group.label for group in groups])
+        several = len(groups) > 1
+        columns = COLUMNS + (("host",) if several else ())
+        write = _event_writer(output_format, columns, stream)
+        total_inputs = sum(len(group.opened) for group in groups)
+        for label, group in zip(labels, groups):
+            analysis, logs = prepare_listing(group.opened, limits, strict, total_inputs == 1, progress, group.notes)
+            window = (None, None)
+            if since or until:
+                from ..diagnosis.window import resolve_window
+                bounds = resolve_window(since, until, analysis.report_date)
+                window = (bounds.since.timestamp() if bounds.since else None,
+                          bounds.until.timestamp() if bounds.until else None)
+            progress.stage("reading logs")
+            progress.reading(sum(_file_size(source.path) for source in logs), len(logs))
+            start_counting(progress)
+            try:
+                stream_host(analysis, logs, (lambda row, label=label: write({**row, "host": label}))
+                            if several else write, window)
+            finally:
+                stop_counting()
+            warnings += analysis.warnings + [w for source in analysis.sources for w in source.warnings]
+            complete = complete and analysis.complete
+    return complete
 
-    frame = frame.copy()
-    for column in frame.columns:
-        dtype = frame[column].dtype
-        if str(dtype) == "category" or is_object_dtype(dtype) or is_string_dtype(dtype):
-            # as plain values: two texts may escape to one (a raw ESC and a written "\x1b")
-            frame[column] = frame[column].astype(object).map(escaped)
-    return frame
+
+def _stdout_is_terminal() -> bool:
+    try:
+        return sys.stdout.isatty()
+    except (AttributeError, ValueError):
+        return False
+
+
+def _file_size(path) -> int:
+    try:
+        return os.stat(path).st_size
+    except OSError:
+        return 0
+
+
+def _event_writer(output_format: str, columns: tuple, stream):
+    """A function writing one event row to `stream` at once: a JSON object a line (the fields the
+    event has, the leading ones always), or a CSV row under a header of every column. Text from the
+    input is escaped in CSV (read in terminals); JSON escapes control characters itself."""
+    import json
+
+    from ..diagnosis.eventstream import LEAD_COLUMNS
+    if output_format == "csv":
+        import csv
+        writer = csv.writer(stream, lineterminator="\n")
+        writer.writerow(columns)
+
+        def write_csv(row: dict) -> None:
+            writer.writerow(["" if (value := row.get(name)) is None
+                             else escape_control(value) if isinstance(value, str) else value for name in columns])
+            stream.flush()
+        return write_csv
+
+    def write_json(row: dict) -> None:
+        shown = {name: row.get(name) for name in columns if name in LEAD_COLUMNS or row.get(name) is not None}
+        stream.write(json.dumps(shown, separators=(",", ":"), default=str) + "\n")
+        stream.flush()
+    return write_json
 
 
 def _render(report: dict, output_format: str, *, brief: bool = False, color: bool = False) -> str:

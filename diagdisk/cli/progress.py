@@ -45,14 +45,48 @@ def make_progress(quiet: bool) -> Progress:
     return TerminalProgress() if wants_progress(quiet) else Progress()
 
 
+# Back to the start of the line, and erase to its end: what pip and cargo write over their
+# progress line, so that the report (or the next line) starts on a clean line.
+ERASE_LINE = "\r\x1b[K"
+
+
+class _DrawnStream:
+    """The terminal stream, noting whether anything was drawn on it since the line was erased:
+    tqdm clears only what it thinks it drew (a bar drawn by refresh() before its delay passed is
+    not), so the erasing is done here."""
+
+    def __init__(self, stream):
+        self.stream = stream
+        self.drawn = False
+
+    def write(self, text: str) -> int:
+        self.drawn = self.drawn or bool(text)
+        return self.stream.write(text)
+
+    def flush(self) -> None:
+        self.stream.flush()
+
+    def __getattr__(self, name):
+        return getattr(self.stream, name)
+
+    def erase(self) -> None:
+        if self.drawn:
+            self.stream.write(ERASE_LINE)
+            self.stream.flush()
+            self.drawn = False
+
+
 class TerminalProgress(Progress):
     shown = True
 
     def __init__(self, stream=None):
+        import time
         from tqdm.std import tqdm
         tqdm.monitor_interval = 0   # no monitor thread: workers are forked
         self._tqdm = tqdm
-        self._stream = stream or sys.stderr
+        self._clock = time.monotonic
+        self._started = self._clock()
+        self._stream = _DrawnStream(stream or sys.stderr)
         self._bar = None
         self._stage = ""
         self._sources = ""
@@ -67,7 +101,8 @@ class TerminalProgress(Progress):
         if name == "reading logs":
             return  # reading() draws the bytes bar
         self._new_bar(total=None, bar_format="diagdisk: {desc} {elapsed}", desc=name)
-        self._bar.refresh()
+        if self._clock() - self._started >= progress_delay():
+            self._bar.refresh()   # a stage has no count to advance: drawn now, once the run is not short
 
     def reading(self, total_bytes: int, sources: int) -> None:
         self._sources = f"{sources} log{'s' if sources != 1 else ''}"
@@ -92,6 +127,7 @@ class TerminalProgress(Progress):
         if self._bar is not None:
             self._bar.close()
             self._bar = None
+        self._stream.erase()
 
 
 class CollectProgress:

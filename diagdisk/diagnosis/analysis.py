@@ -73,6 +73,8 @@ class Analysis:
     smart: list = field(default_factory=list)
     performance: PerformanceData | None = None    # sar/iostat/diskstats series and queue settings, when any
     warnings: list[str] = field(default_factory=list)
+    # what was read differently from how it was given, with nothing lost (an input's copy read once)
+    notes: list[str] = field(default_factory=list)
     limits: Limits = field(default_factory=Limits)
     # An unexpected exception while reading one source becomes that source's warning, so one
     # odd file cannot stop the analysis; strict (--debug) lets it through to show the bug.
@@ -179,14 +181,14 @@ def analyze(paths: list[str], limits: Limits | None = None, strict: bool = False
 def analyze_opened(inputs: list[tuple[str, OpenedInput]], limits: Limits | None = None, strict: bool = False,
                    jobs: int | None = None, keep_each: bool = False, chunk_size: int = DEFAULT_CHUNK_SIZE,
                    segment_bytes: int = SEGMENT_MIN_BYTES, single_input: bool | None = None,
-                   progress: Progress | None = None) -> Analysis:
+                   progress: Progress | None = None, notes: list[str] | None = None) -> Analysis:
     """:func:`analyze` of inputs already opened, each as (path as named, OpenedInput): one host's
     (diagdisk.inputs.discovery groups them). ``single_input`` says whether this is all the user
     named (an input that yields nothing is then bad input); default: one input."""
     paths = [path for path, _ in inputs]
     single_input = len(inputs) == 1 if single_input is None else single_input
     analysis = Analysis(input=", ".join(paths), limits=limits or Limits(), strict=strict,
-                        progress=progress or Progress())
+                        progress=progress or Progress(), notes=list(notes or []))
     all_sources: list[Source] = []
     for path, opened in inputs:
         found = discover(opened.root, opened.files, multiple=len(paths) > 1 or len(opened.files) == 1,

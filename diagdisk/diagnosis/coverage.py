@@ -15,6 +15,7 @@ from datetime import datetime, timezone
 
 from ..collect.items import ROOT_ADDS
 from ..errors import is_partial
+from ..inputs.sources import EXPECTED_SOURCES
 
 # One line about each of these at most, in this order, in the text report.
 MAX_NOT_READ = 50
@@ -46,6 +47,7 @@ class Coverage:
     smart_devices: list[str] = field(default_factory=list)
     not_read: list[dict] = field(default_factory=list)
     kernel_log_gaps: list[dict] = field(default_factory=list)   # of not_read: kernel logs not got
+    kernel_log_given: bool = True       # False when the input holds no kernel log at all (iostat alone)
     window: Window | None = None
     reason: str | None = None           # why no verdict can be given; None when one can
 
@@ -60,7 +62,7 @@ class Coverage:
             "kernel_log": {"lines": self.kernel_lines, "first": self.first, "last": self.last,
                            "years_inferred": self.years_inferred,
                            "uptime_span": list(self.uptime_span) if self.uptime_span else None,
-                           "sources": self.kernel_sources},
+                           "sources": self.kernel_sources, "given": self.kernel_log_given},
             "sources_read": self.read,
             "smart_devices": self.smart_devices,
             "not_read": self.not_read[:MAX_NOT_READ],
@@ -105,6 +107,7 @@ def assess_coverage(analysis) -> Coverage:
                           for description in analysis.missing_sources if description.lstrip("/") not in named]
     if not analysis.smart and not any("smart" in gap["what"].lower() for gap in coverage.not_read):
         coverage.not_read.append({"what": "SMART data (smartctl)", "why": "not in the input"})
+    coverage.kernel_log_given = EXPECTED_SOURCES["log"] not in analysis.missing_sources
     coverage.reason = _why_no_verdict(coverage)
     analysis.coverage = coverage
     return coverage

@@ -656,6 +656,10 @@ def evaluate_rules(rules: list[Rule], analysis) -> tuple[list[dict], dict]:
             by_faults |= ids
     # benign noise is not worth a line where a fault already accounts for the same events
     findings = [f for f in findings if f["fru"] != "none" or not f["_ids"] <= by_faults]
+    for record in context.records:
+        # trouble only benign-noise rules account for (an empty tray's NOT READY): the report's
+        # timeline draws it as no fault
+        record["_noise"] = id(record) in explained and id(record) not in by_faults
     explained |= {id(r) for i in covered for r in problem.groups[i].records}
     unexplained = [r for r in context.records if r.get("error_class") and id(r) not in explained]
     weighed_as_noise = []

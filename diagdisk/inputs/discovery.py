@@ -42,6 +42,7 @@ from .archive import holds_tar, named_like_tar
 from .chunks import _open_decompressed, detect_compression
 from .limits import Limits
 from .opener import OpenedInput, open_input
+from .sameness import copies_note, drop_copies
 from .safeio import _symlink_to_file_inside, describe_os_error, looks_like_text, read_text_capped
 from .sources import is_sosreport_root
 
@@ -125,6 +126,8 @@ class HostGroup:
     inputs: list[Found] = field(default_factory=list)
     # filled by open_groups: each input opened (path as shown, OpenedInput)
     opened: list[tuple[str, OpenedInput]] = field(default_factory=list)
+    # what was read differently from how it was given, nothing lost (an input's copy read once)
+    notes: list[str] = field(default_factory=list)
 
     @property
     def paths(self) -> list[str]:
@@ -528,6 +531,9 @@ def discover_hosts(paths: list[str], limits: Limits) -> tuple[list[HostGroup], l
         for group in groups:
             group.opened = [(found.shown, opened[id(found)] if id(found) in opened
                              else stack.enter_context(open_found(found, limits))) for found in group.inputs]
+            group.opened, copies = drop_copies(group.opened)
+            group.notes += [copies_note(copy) for copy in copies]
+            discovery.notes += group.notes
     except BaseException:
         stack.close()
         raise

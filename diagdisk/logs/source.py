@@ -100,10 +100,11 @@ class _Reading:
                     self._standalone[item.plan.serial] = _stands_alone(event) and not self.keep_each
             else:
                 event = item
+            line = event["line"]   # the stitcher owns the event from here on, and may fold it away
             for report in stitcher.feed(event, owned=True):  # made for it (PlanHit.event) or by the reader
                 self._take(report)
             if builder.full:
-                self._cap(read, event["line"])
+                self._cap(read, line)
                 break
         for report in self.stitcher.close():
             self._take(report)

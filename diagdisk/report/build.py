@@ -101,6 +101,7 @@ def build_report(analysis, findings: list[dict] | None = None, verdict: dict | N
         "missing_sources": analysis.missing_sources,
         "complete": analysis.complete,
         "warnings": analysis.warnings + topology.conflicts,
+        "notes": list(getattr(analysis, "notes", [])),
         "devices": _devices(analysis, events),
         "event_summary": sorted(summary.values(), key=lambda e: (-e["count"], str(e["device"]), e["kind"])),
         "sectors": {k: sorted(v) for k, v in sorted(sectors.items())},
@@ -156,11 +157,22 @@ def _first_last(event: dict) -> tuple[str | None, str | None]:
     return event.get("time"), event.get("time")
 
 
+def is_benign(event: dict) -> bool:
+    """Whether an event is no sign of a fault: news that things work (a link coming up, a resync
+    done), a line that reports no trouble (rules/model/origins.yml's error_class), or trouble that
+    only benign-noise rules account for (an empty DVD tray's NOT READY: `_noise`, set by the rules)."""
+    if is_informational(event) or event.get("_noise"):
+        return True
+    if "error_class" in event:   # the rules set it on every record they read
+        return not event["error_class"]
+    from ..diagnosis.origins import is_error_class
+    return not is_error_class(event)
+
+
 def _timeline(events: list[dict]) -> list[dict]:
     """Events per device and kind in _TIMELINE_BUCKETS equal spans of the wall-clock time they
-    cover, apart for events no rule took for a sign of a fault (`benign`: an empty DVD tray's NOT
-    READY, a link coming up). A storm's records hold a point for every second it went on: counted
-    as whole arrays."""
+    cover, apart for events that are no sign of a fault (`benign`, is_benign). A storm's records
+    hold a point for every second it went on: counted as whole arrays."""
     import numpy
 
     series = []  # ((unit, kind, benign), times, counts) per record
@@ -170,8 +182,8 @@ def _timeline(events: list[dict]) -> list[dict]:
         runs = event.get("_runs") or ([(event["t"], event.get("repeat") or 1)] if event.get("t") is not None else [])
         if runs:
             points = numpy.array(runs, dtype=float)
-            benign = is_informational(event) or not event.get("_flagged")
-            series.append(((event.get("unit") or "unknown", event["kind"], benign), points[:, 0], points[:, 1]))
+            series.append(((event.get("unit") or "unknown", event["kind"], is_benign(event)),
+                           points[:, 0], points[:, 1]))
     if not series:
         return []
     start = min(float(times.min()) for _, times, _ in series)

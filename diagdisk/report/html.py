@@ -189,9 +189,11 @@ def _verdict_view(verdict: dict, suspects: list[dict], titles_by_rule: dict, fin
     summary = verdict.get("summary")
     if not summary:
         summary = findings[0].get("title") if findings else "The report carries no verdict."
+    label = verdict.get("label")
     return {
         "status": status,
-        "headline": STATUS_HEADLINES.get(status, "No verdict"),
+        # a performance verdict names itself (Slow member, Not saturated) rather than the status
+        "headline": str(label).capitalize() if isinstance(label, str) and label else STATUS_HEADLINES.get(status, "No verdict"),
         "summary": summary,
         "reasons": [str(reason) for reason in _list(verdict.get("reasons"))],
         "primary": primary,
@@ -208,6 +210,7 @@ def _coverage_view(coverage: Any) -> dict | None:
         "supported": coverage.get("verdict_supported") is not False,
         "reason": coverage.get("reason"),
         "kernel_lines": int(_number(kernel.get("lines"))),
+        "kernel_given": kernel.get("given") is not False,
         "first": kernel.get("first"),
         "last": kernel.get("last"),
         "kernel_sources": [str(_dict(s).get("path")) for s in _list(kernel.get("sources"))][:10],

@@ -35,9 +35,10 @@ _RSYSLOG_NEWLINE = "#012"
 def verdict_line(report: dict) -> str:
     """The verdict in one line, as `--brief` prints it: 'FAILURE: Replace disk ...'."""
     verdict = report.get("verdict") or {}
-    status = str(verdict.get("status") or "unknown")
+    # a performance verdict shows its own words (SLOW MEMBER, NOT SATURATED) instead of the status
+    label = verdict.get("label") or str(verdict.get("status") or "unknown").upper()
     headline = verdict.get("headline") or verdict.get("summary") or ""
-    return escape_control(f"{status.upper()}: {headline}")
+    return escape_control(f"{label}: {headline}")
 
 
 def render_text(report: dict, *, color: bool = False, width: int | None = None, brief: bool = False) -> str:
@@ -62,8 +63,10 @@ def render_text(report: dict, *, color: bool = False, width: int | None = None, 
     if report.get("complete") is False:
         out.append("INCOMPLETE: part of the input could not be read; the verdict covers what was read "
                    "(warnings under Sources)")
-    causes = [f for f in report["findings"] if not f.get("consequence")]
-    consequences = [f for f in report["findings"] if f.get("consequence")]
+    # performance findings are listed under Performance, with their figures
+    failure_findings = [f for f in report["findings"] if not f.get("performance")]
+    causes = [f for f in failure_findings if not f.get("consequence")]
+    consequences = [f for f in failure_findings if f.get("consequence")]
     if causes or consequences:
         out.append("")
         out.append("Findings")
@@ -124,6 +127,7 @@ def render_text(report: dict, *, color: bool = False, width: int | None = None, 
     if report["missing_sources"]:
         out.append(f"  not present: {', '.join(report['missing_sources'])}")
     out += _warning_lines(report.get("warnings", []), "  warning: ")
+    out += _warning_lines(report.get("notes", []), "  note: ")
     lines = [escape_control(line) for line in out]
     if color:
         lines = [_colored_severity(line) for line in lines]
@@ -146,6 +150,8 @@ def _coverage_lines(coverage: dict | None) -> list[str]:
         sources = ", ".join(s["path"] for s in (kernel.get("sources") or [])[:4])
         more = f" and {len(kernel['sources']) - 4} more" if len(kernel.get("sources") or []) > 4 else ""
         read = f"read {lines:,} kernel log lines{span} ({sources}{more})"
+    elif kernel.get("given") is False:
+        read = "no kernel log was given"
     else:
         read = "read no kernel log line"
     smart = coverage.get("smart_devices") or []

@@ -37,6 +37,9 @@ def test_a_terminal_sees_the_source_the_bytes_the_rate_and_the_stages(tmp_path):
 
 def test_workers_report_their_bytes_too(tmp_path):
     logs = [_log(tmp_path / str(n)) for n in range(3) if (tmp_path / str(n)).mkdir() is None]
+    for n, log in enumerate(logs):   # three logs, not three copies of one (a copy is read once)
+        with log.open("a") as handle:
+            handle.write(f"Mar  2 18:08:0{n} db1 kernel: sd 2:0:{n}:0: [sdc] Attached SCSI disk\n")
     code, terminal, _ = run_in_terminal(["analyze", *map(str, logs), "--jobs", "2"], stdout_terminal=False)
     assert code == 0
     shown = terminal.decode(errors="replace")

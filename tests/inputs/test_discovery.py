@@ -176,9 +176,11 @@ def test_an_unpacked_copy_and_its_archive_of_one_host_merge(tmp_path):
     archive = make_archive(DEMO, tmp_path / "sosreport-pgdb02-2024-03-20-abcde.tar.gz", "sosreport-pgdb02")
     copy = tmp_path / "unpacked"
     shutil.copytree(DEMO, copy)
-    groups, _, stack = discover_hosts([str(archive), str(copy)], Limits())
+    groups, notes, stack = discover_hosts([str(archive), str(copy)], Limits())
     with stack:
-        assert [(g.label, len(g.opened)) for g in groups] == [("pgdb02", 2)]
+        # one host; the copy holds the archive's content and is read once (tests/inputs/test_read_once.py)
+        assert [(g.label, len(g.inputs), len(g.opened)) for g in groups] == [("pgdb02", 2, 1)]
+        assert notes == groups[0].notes and f"{copy}: not read: the same content as {archive}" in notes[0]
 
 
 def test_a_path_named_twice_or_found_again_is_one_input():
