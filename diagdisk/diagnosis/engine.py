@@ -738,10 +738,11 @@ def _inference_summary(problem, explanations, context) -> dict:
         entry = describe_explanation(problem, e)
         for part, h in zip(entry["parts"], e.parts):
             suspect = _suspect_of(h, problem, context)
-            part["name"] = suspect.get("device") or suspect.get("hctl") or ("the power supply" if h.fru == "power" else None)
+            part["name"] = "power supply" if h.fru == "power" else suspect.get("device") or suspect.get("hctl")
             part["hctl"] = suspect.get("hctl")
             part["device"] = suspect.get("device")
         entry["name"] = " + ".join(p["name"] if p.get("name") and p["name"].startswith(p["fru"]) else
+                                   "the power supply" if p["fru"] == "power" else
                                    f"{p['fru']} {p['name']}" if p.get("name") else p["fru"]
                                    for p in entry["parts"]) or "no fault"
         if index:

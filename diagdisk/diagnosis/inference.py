@@ -235,8 +235,9 @@ def build_problem(context, findings: list[dict], log_span_s: float = 0.0) -> Pro
         transport = row_of["_path"].transport if row_of.get("_path") else None
         # in a guest every disk but a USB device passed through is one the hypervisor presents
         virtual = bool(row_of.get("_path") and row_of["_path"].virtual) or (guest is not None and transport != "usb")
-        if group.unit:
-            # a virtual disk or a SAN LUN has no disk of its own to replace in this machine
+        if group.unit and not _ARRAY_UNIT.fullmatch(group.unit):
+            # a virtual disk or a SAN LUN has no disk of its own to replace in this machine (and an
+            # md or dm array is no part at all: its members are)
             own = "path" if virtual or transport in ("fc", "iscsi") else "disk"
             hypothesis(own, "unit", group.unit).groups.add(index)
         path = row_of.get("_path")
@@ -304,6 +305,7 @@ def _add_device_findings(groups: list[Group], findings: list[dict]) -> None:
 
 
 _SD_NAME = re.compile(r"sd([a-z]+)")
+_ARRAY_UNIT = re.compile(r"md\d+|md/\S+|md_d\d+|dm-\d+")
 
 
 def _scan_order_names(topology, groups: list[Group]) -> dict[str, str]:
@@ -511,6 +513,12 @@ def weigh(problem: Problem, weights: Weights) -> list[Explanation]:
 
 # ------------------------------------------------------------------ saying why, and why not
 
+# who the kernel says spoke, as the evidence list says it
+_WHO_SPOKE = {"device": "the device's own report", "link": "the link", "adapter": "the adapter", "bus": "the bus",
+              "enclosure": "the enclosure", "power": "the power", "path": "the SAN path", "backend": "the backend",
+              "ambiguous": "no one named", "none": "a consequence"}
+
+
 def name_of(h: Hypothesis) -> str:
     if h.fru == "power":
         return "power"
@@ -535,7 +543,8 @@ def describe_explanation(problem: Problem, explanation: Explanation) -> dict:
     for value, group in scored[:5]:
         record = group.records[0]
         evidence.append({"source": record.get("source"), "line": record.get("line"), "weight": round(value, 2),
-                         "what": f"{group.key[0]}: {group.key[1]} x{group.count} ({group.origin})"})
+                         "what": f"{group.key[0]}: {str(group.key[1]).replace('_', ' ')} x{group.count} "
+                                 f"({_WHO_SPOKE.get(group.origin, group.origin)})"})
     return {"parts": [{"fru": h.fru, "key": h.key} for h in explanation.parts],
             "name": " + ".join(name_of(h) for h in explanation.parts),
             "probability": round(explanation.posterior, 4), "explains": len(covered), "of": len(problem.groups),

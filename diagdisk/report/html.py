@@ -197,7 +197,24 @@ def _verdict_view(verdict: dict, suspects: list[dict], titles_by_rule: dict, fin
         "summary": summary,
         "reasons": [str(reason) for reason in _list(verdict.get("reasons"))],
         "primary": primary,
+        "weighing": _weighing_view(verdict.get("inference")),
     }
+
+
+def _weighing_view(inference: Any) -> list[dict]:
+    """The likeliest explanations: probability, name, and for the first what weighs most for it,
+    for the others why they lose."""
+    rows = []
+    for index, entry in enumerate(_list(_dict(inference).get("explanations"))[:4]):
+        entry = _dict(entry)
+        if index == 0:
+            why = "; ".join(f"{_dict(e).get('what')} ({_dict(e).get('source')}:{_dict(e).get('line')})"
+                            for e in _list(entry.get("evidence"))[:3])
+        else:
+            why = str(entry.get("why_not") or "")
+        rows.append({"probability": f"{_number(entry.get('probability')):.2f}", "name": str(entry.get("name") or ""),
+                     "why": why})
+    return rows
 
 
 def _coverage_view(coverage: Any) -> dict | None:
