@@ -27,7 +27,7 @@ from click.testing import CliRunner
 from diagdisk.cli.collect import collect, parse_since
 from diagdisk.collect import items as collect_items
 from diagdisk.collect.items import mangle_command
-from diagdisk.collect.runner import CommandResult
+from diagdisk.collect.runner import SYSTEM_COMMAND_FOLDERS, CommandResult, find_executable
 from diagdisk.topology.smart import parse_smartctl_json
 
 SMART_FIXTURES = Path(__file__).resolve().parents[1] / "topology" / "smart" / "fixtures"
@@ -185,6 +185,19 @@ def test_missing_binaries_are_recorded_skips(world_dir):
         assert items[name]["status"] == "skipped"
         assert items[name]["reason"] == f"{binary} not installed"
     assert "sos_commands/scsi/lsscsi" not in files
+
+
+def test_a_live_run_finds_system_commands_that_the_user_s_path_leaves_out(world_dir, monkeypatch):
+    from diagdisk.collect import runner
+
+    assert "/usr/sbin" in SYSTEM_COMMAND_FOLDERS and "/sbin" in SYSTEM_COMMAND_FOLDERS
+    system_folder = world_dir / "sbin"
+    smartctl = write(system_folder / "smartctl", "#!/bin/sh\nexit 0\n", 0o755)
+    monkeypatch.setattr(runner, "SYSTEM_COMMAND_FOLDERS", (str(system_folder),))
+    monkeypatch.setenv("PATH", str(world_dir / "user-bin"))  # a user's PATH without sbin folders
+    assert find_executable("smartctl", None) == str(smartctl)
+    # a recorded run (--bin-dir) finds commands on its own folder only
+    assert find_executable("smartctl", str(world_dir / "user-bin")) is None
 
 
 def test_root_without_bin_dir_runs_no_command(world_dir):
@@ -379,7 +392,7 @@ def test_read_only_output_location_exits_2(world_dir, frozen_clock):
 def _require_smartctl() -> None:
     """smartctl is the collector's oracle on this host: CI installs it and sets
     DIAGDISK_REQUIRE_ORACLES, so a missing one fails there; a developer's machine may skip."""
-    if shutil.which("smartctl"):
+    if find_executable("smartctl", None):  # where a live collect looks for it
         return
     if os.environ.get("DIAGDISK_REQUIRE_ORACLES"):
         pytest.fail("smartctl (apt package smartmontools) is required by DIAGDISK_REQUIRE_ORACLES", pytrace=False)
