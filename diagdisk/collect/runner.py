@@ -44,8 +44,18 @@ class CommandResult:
         return data
 
 
+# Where the system keeps smartctl, mdadm, blockdev, multipath and dmsetup. An ordinary user's PATH
+# often leaves them out (Debian gives users /usr/local/bin:/usr/bin:/bin), so a live run looks there
+# after PATH, as sosreport sets its own PATH to the sbin folders whoever runs it.
+SYSTEM_COMMAND_FOLDERS = ("/usr/local/sbin", "/usr/sbin", "/sbin")
+
+
 def find_executable(name: str, search_path: str | None) -> str | None:
-    return shutil.which(name, path=search_path)
+    """On search_path only when given (a recorded run's fake binaries); else on PATH, then the system folders."""
+    if search_path is not None:
+        return shutil.which(name, path=search_path)
+    path = os.environ.get("PATH", os.defpath)
+    return shutil.which(name, path=os.pathsep.join([path, *SYSTEM_COMMAND_FOLDERS]))
 
 
 def run_command(argv: list[str], timeout: float, search_path: str | None = None) -> CommandResult:

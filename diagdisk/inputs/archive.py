@@ -761,14 +761,36 @@ def _read_members(extraction: _Extraction, tar: tarfile.TarFile, reader: _TarDat
 
 
 def _remove_tree(folder: Path) -> None:
-    def make_writable_and_retry(function, failed_path, _exc_info):
-        # Our own folders are 0700, but a caller may have changed modes inside the root.
+    """Remove an extraction folder and all in it, even what a caller made unreadable inside it."""
+    top = os.path.abspath(folder)
+    retried: set[str] = set()
+
+    def inside(path: str) -> bool:
+        return path == top or path.startswith(top + os.sep)
+
+    def make_writable_and_retry(_function, failed_path, _exc_info=None):
+        # Our own folders are 0700, but a caller may have changed modes inside the root (a folder
+        # made unreadable: only root could still enter it). The folder that holds the path, and the
+        # path itself when it is a folder, are given back to us (never anything outside `folder`),
+        # then the path is removed again, once.
+        failed_path = os.path.abspath(failed_path)
+        if failed_path in retried or not inside(failed_path):
+            return
+        retried.add(failed_path)
         with contextlib.suppress(OSError):
-            os.chmod(os.path.dirname(failed_path), stat.S_IRWXU)
-            function(failed_path)
+            if inside(os.path.dirname(failed_path)):
+                os.chmod(os.path.dirname(failed_path), stat.S_IRWXU)
+            if os.path.isdir(failed_path) and not os.path.islink(failed_path):
+                os.chmod(failed_path, stat.S_IRWXU)
+                remove(failed_path)
+            else:
+                os.unlink(failed_path)
+
+    def remove(path: str) -> None:
+        if sys.version_info >= (3, 12):
+            shutil.rmtree(path, onexc=make_writable_and_retry)
+        else:
+            shutil.rmtree(path, onerror=make_writable_and_retry)
 
     with contextlib.suppress(OSError):
-        if sys.version_info >= (3, 12):
-            shutil.rmtree(folder, onexc=lambda function, failed, _exc: make_writable_and_retry(function, failed, None))
-        else:
-            shutil.rmtree(folder, onerror=make_writable_and_retry)
+        remove(top)

@@ -18,6 +18,7 @@ import socket  # noqa: F401
 import tarfile
 import tempfile
 import time
+import traceback
 from pathlib import Path
 
 import pytest
@@ -26,7 +27,7 @@ from click.testing import CliRunner
 from diagdisk.cli.collect import collect, parse_since
 from diagdisk.collect import items as collect_items
 from diagdisk.collect.items import mangle_command
-from diagdisk.collect.runner import CommandResult
+from diagdisk.collect.runner import SYSTEM_COMMAND_FOLDERS, CommandResult, find_executable
 from diagdisk.topology.smart import parse_smartctl_json
 
 SMART_FIXTURES = Path(__file__).resolve().parents[1] / "topology" / "smart" / "fixtures"
@@ -186,6 +187,19 @@ def test_missing_binaries_are_recorded_skips(world_dir):
     assert "sos_commands/scsi/lsscsi" not in files
 
 
+def test_a_live_run_finds_system_commands_that_the_user_s_path_leaves_out(world_dir, monkeypatch):
+    from diagdisk.collect import runner
+
+    assert "/usr/sbin" in SYSTEM_COMMAND_FOLDERS and "/sbin" in SYSTEM_COMMAND_FOLDERS
+    system_folder = world_dir / "sbin"
+    smartctl = write(system_folder / "smartctl", "#!/bin/sh\nexit 0\n", 0o755)
+    monkeypatch.setattr(runner, "SYSTEM_COMMAND_FOLDERS", (str(system_folder),))
+    monkeypatch.setenv("PATH", str(world_dir / "user-bin"))  # a user's PATH without sbin folders
+    assert find_executable("smartctl", None) == str(smartctl)
+    # a recorded run (--bin-dir) finds commands on its own folder only
+    assert find_executable("smartctl", str(world_dir / "user-bin")) is None
+
+
 def test_root_without_bin_dir_runs_no_command(world_dir):
     root = make_root(world_dir)
     result = invoke(["--root", root, "-o", world_dir / "out.tar.gz"], world_dir)
@@ -282,8 +296,11 @@ def test_progress_is_off_when_stderr_is_not_a_terminal(world_dir):
 def run_unprivileged(args, cwd: Path) -> dict:
     """Run collect as a user without privileges: in-process when not root, else in a forked child as nobody.
 
-    The interpreter lives under /root (0700), so the child cannot exec Python as nobody; it forks
-    with every module already imported, then drops to uid/gid 65534.
+    As root, the interpreter, the virtualenv and this checkout may all sit in folders only root can
+    enter (/root, a 0700 `mktemp -d`), so the child cannot exec Python as nobody, nor import a module
+    it has not imported yet, nor even ask for its working folder: it forks with what collect uses
+    already imported (see the imports at the top), enters `cwd` while still root, then drops to
+    uid/gid 65534. Whatever goes wrong in the child comes back as its traceback.
     """
     if os.geteuid() != 0:
         result = invoke(args, cwd)
@@ -291,24 +308,28 @@ def run_unprivileged(args, cwd: Path) -> dict:
     read_end, write_end = os.pipe()
     pid = os.fork()
     if pid == 0:  # child
-        status = 1
         try:
             os.close(read_end)
+            os.chdir(cwd)
             os.setgroups([])
             os.setgid(65534)
             os.setuid(65534)
-            result = invoke(args, cwd)
+            result = CliRunner().invoke(collect, [str(a) for a in args], catch_exceptions=False)
             payload = {"exit_code": result.exit_code, "stderr": result.stderr, "stdout": result.stdout}
+        except BaseException:  # noqa: BLE001  (anything, so that the parent can say what)
+            payload = {"child_failed": traceback.format_exc()}
+        try:
             os.write(write_end, json.dumps(payload).encode())
-            status = 0
         finally:
-            os._exit(status)
+            os._exit(0)
     os.close(write_end)
     with os.fdopen(read_end, "rb") as pipe:
         data = pipe.read()
     _, status = os.waitpid(pid, 0)
-    assert status == 0, "unprivileged child failed"
-    return json.loads(data)
+    assert status == 0 and data, f"unprivileged child died (wait status {status})"
+    payload = json.loads(data)
+    assert "child_failed" not in payload, "unprivileged child failed:\n" + payload.get("child_failed", "")
+    return payload
 
 
 def test_permission_denied_file_is_a_recorded_skip(world_dir):
@@ -338,12 +359,14 @@ def test_a_user_s_collection_without_the_kernel_log_is_inconclusive_and_says_wha
     out = world_dir / "out"
     out.mkdir(mode=0o777)
     out.chmod(0o777)
-    # the unprivileged child cannot import from the interpreter's folder: import what analyze uses first
+    result = run_unprivileged(["--root", root, "--bin-dir", bin_dir, "-o", out / "b.tar.gz"], world_dir)
+    assert result["exit_code"] == 0, result["stderr"]
+    # The report is the bundle's alone (its manifest says who collected it): read here, where the
+    # rules are readable even when this checkout sits in a folder only root can enter.
+    # test_analyze_flag_reports_on_the_bundle_it_just_wrote covers --analyze itself.
     from diagdisk.cli.main import main
-    CliRunner().invoke(main, ["analyze", str(Path(__file__).resolve().parents[2] / "samples/demo-sosreport")])
-    result = run_unprivileged(["--root", root, "--bin-dir", bin_dir, "-o", out / "b.tar.gz", "--analyze"], world_dir)
-    report = result["stdout"]
-    assert report, result
+    report = CliRunner().invoke(main, ["analyze", str(out / "b.tar.gz")]).stdout
+    assert report
     first = report.splitlines()[0]
     assert first.startswith("INCONCLUSIVE: No verdict: no kernel log line was read (dmesg: "), report
     assert "Operation not permitted" in first and "kmsg: permission denied" in first
@@ -369,7 +392,7 @@ def test_read_only_output_location_exits_2(world_dir, frozen_clock):
 def _require_smartctl() -> None:
     """smartctl is the collector's oracle on this host: CI installs it and sets
     DIAGDISK_REQUIRE_ORACLES, so a missing one fails there; a developer's machine may skip."""
-    if shutil.which("smartctl"):
+    if find_executable("smartctl", None):  # where a live collect looks for it
         return
     if os.environ.get("DIAGDISK_REQUIRE_ORACLES"):
         pytest.fail("smartctl (apt package smartmontools) is required by DIAGDISK_REQUIRE_ORACLES", pytrace=False)

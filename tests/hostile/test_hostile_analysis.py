@@ -224,8 +224,8 @@ def test_copies_of_one_error_cost_one_record(tmp_path):
 @pytest.mark.parametrize("content, reason", [
     (b"<html><body>502 Bad Gateway</body></html>\n", "not a tar archive (no gzip, xz, bzip2 or tar signature)"),
     (b"", "not a tar archive (empty file)"),
-    (gzip.compress(b"<html>an error page, gzip'ed</html>\n"), "the gzip data does not hold a tar archive"),
-])
+    (gzip.compress(b"<html>an error page, gzip'ed</html>\n", mtime=0), "the gzip data does not hold a tar archive"),
+], ids=["html-error-page", "empty", "gzipped-html-error-page"])  # the same names in every worker of a parallel run
 def test_a_damaged_download_named_like_a_sosreport_is_bad_input_not_a_healthy_log(tmp_path, scratch, content, reason):
     download = tmp_path / "sosreport-db1.tar.xz"
     download.write_bytes(content)

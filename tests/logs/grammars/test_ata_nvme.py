@@ -13,7 +13,7 @@ from diagdisk.logs.grammar import MessageParser, grammar_specs
 from diagdisk.logs.prefilter import Prefilter
 
 ROOT = Path(__file__).resolve().parents[3]
-CORPUS_DIRS = (ROOT / "tests" / "corpus", Path("/work/shared/corpus"))
+CORPUS = ROOT / "tests" / "corpus"
 FAMILIES = ("ata", "nvme")
 CASES = (
     "ata-icrc-abrt-sdc-superuser641219",
@@ -26,11 +26,9 @@ CASES = (
 
 
 def _case_inputs(case: str) -> list[Path]:
-    for corpus in CORPUS_DIRS:
-        inputs = corpus / case / "input"
-        if inputs.is_dir():
-            return sorted(p for p in inputs.rglob("*") if p.is_file())
-    pytest.skip(f"corpus case {case} not present")
+    inputs = sorted(p for p in (CORPUS / case / "input").rglob("*") if p.is_file())
+    assert inputs, f"corpus case {case} has no input in {CORPUS}"
+    return inputs
 
 
 def _candidates(path: Path):
