@@ -22,6 +22,7 @@ import pytest
 from diagdisk.diagnosis.analysis import analyze
 from diagdisk.report.build import build_report
 from diagdisk.diagnosis.engine import evaluate_rules, load_rules
+from diagdisk.diagnosis.fit import same_part
 
 CORPUS = Path(__file__).resolve().parents[1] / "corpus"
 CASES = sorted(p for p in CORPUS.iterdir() if (p / "expected.json").exists())
@@ -53,19 +54,7 @@ def run_case(case: Path) -> dict:
     return build_report(analysis, findings, verdict)
 
 
-def _same_part(suspect: dict, expected: dict) -> bool:
-    """Same FRU class, and the part named by any name the text gives it (a shared part's suspect
-    lists its names and those of the units behind it in `aliases`: host2, 0000:03:00.0, ata3)."""
-    if suspect["fru"] != expected["fru"]:
-        return False
-    if expected.get("any_identity"):
-        return True
-    names = {suspect.get("hctl"), suspect.get("device"), *suspect.get("aliases", [])} - {None}
-    if expected.get("hctl") and expected["hctl"] in names:
-        return True
-    if expected.get("device") and expected["device"] in names:
-        return True
-    return not expected.get("hctl") and not expected.get("device")
+_same_part = same_part
 
 
 def judge(case: Path, report: dict | None = None) -> list[str]:
