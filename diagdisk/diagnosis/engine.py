@@ -710,8 +710,14 @@ def _suspect_of(h, problem, context) -> dict:
         head = findings[0]
         suspect = dict(head["suspect"])
         component = head.get("component")
-        aliases = sorted({a for f in findings for a in f["aliases"]})
+        # a part is also known by the units whose errors it explains (the path to sdb)
+        records = [r for i in sorted(h.groups) for r in problem.groups[i].records if r.get("unit")]
+        aliases = sorted({a for f in findings for a in f["aliases"]} | (_aliases(records, suspect) if records else set()))
         arrays = head.get("md_arrays", [])
+        if not suspect.get("device") and not suspect.get("hctl") and h.fru != "power":
+            names = sorted({_device_info(context.topology, r["unit"]).get("device") or r["unit"] for r in records})
+            if 0 < len(names) <= 3:
+                suspect["device"] = ", ".join(names)
     else:
         records = [r for i in sorted(h.groups) for r in problem.groups[i].records]
         if h.column == "unit":

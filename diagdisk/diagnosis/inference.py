@@ -404,12 +404,7 @@ def _quiet_and_out_of_step(hypotheses, rows: list[dict], groups: list[Group], lo
         for stamps in stamps_by_clock.values():
             if len({unit for _, unit, _ in stamps}) < 2:
                 continue
-            stamps.sort()
-            best_start, best = stamps[0][0], 0
-            for start, _, _ in stamps:
-                inside = len({unit for t, unit, _ in stamps if start <= t <= start + SYNCHRONOUS_ONSET_S})
-                if inside > best:
-                    best_start, best = start, inside
+            best_start, best = _densest_window(stamps)
             # k independent faults beginning within one window of a log that spans T seconds is a
             # coincidence of odds about (window / T) ** (k - 1): that is what a shared part explains
             clock = groups[stamps[0][2]].onset[0]
@@ -421,6 +416,26 @@ def _quiet_and_out_of_step(hypotheses, rows: list[dict], groups: list[Group], lo
             h.out_of_step |= {i for _, _, i in stamps} - in_step
             if best >= 2:
                 h.together |= in_step
+
+
+def _densest_window(stamps: list) -> tuple[float, int]:
+    """(start, distinct units) of the window of SYNCHRONOUS_ONSET_S holding the most distinct units,
+    over (time, unit, group) stamps: one pass with two ends, so a storm of thousands of units costs
+    a sort, not a square."""
+    stamps.sort()
+    inside: dict = {}
+    best_start, best, low = stamps[0][0], 0, 0
+    for t, unit, _ in stamps:
+        inside[unit] = inside.get(unit, 0) + 1
+        while stamps[low][0] < t - SYNCHRONOUS_ONSET_S:
+            gone = stamps[low][1]
+            inside[gone] -= 1
+            if not inside[gone]:
+                del inside[gone]
+            low += 1
+        if len(inside) > best:
+            best_start, best = stamps[low][0], len(inside)
+    return best_start, best
 
 
 # ------------------------------------------------------------------ scoring
