@@ -16,14 +16,15 @@ column of the operator's inventory (rack, site, purchase batch). Per cohort:
   at least MIN_FAILING_HOSTS failing hosts.
 
 Shared signatures: an error signature (event kind, sense key/ASC/ASCQ, ATA error or NVMe status,
-driver) on MIN_PATTERN_HOSTS or more hosts of one cohort within PATTERN_WINDOW_DAYS is tested the
-same way against the signature's rate across the fleet; the ones that pass are patterns across
-hosts, and each affected input's row carries one line naming the pattern (`fleet_pattern`).
+driver) of hosts with a suspect, on MIN_PATTERN_HOSTS or more hosts of one cohort within
+PATTERN_WINDOW_DAYS, is tested the same way against the signature's rate among the hosts that
+could show it (those running its driver); the ones that pass are patterns across hosts, and each
+affected input's row carries one line naming the pattern (`fleet_pattern`).
 
 Trends: per cohort, hosts reporting and hosts failing for the first time, per week; a cohort
-rises when its new failures fall in the last RECENT_WEEKS weeks more than those weeks' share of
-its reports allows (the conditional binomial test of two Poisson rates), again under
-Benjamini-Hochberg.
+rises when its new failures fall in the last RECENT_WEEKS weeks more than its reports in those
+weeks and the kind's weekly rate of new failures allow (the conditional binomial test of two
+Poisson rates), again under Benjamini-Hochberg.
 
 Everything is computed with pandas from the rows of the inputs (fleet.parquet's rows, the
 suspects and the holdings kept in each input's state file), so a resumed run recomputes it whole.
@@ -32,6 +33,7 @@ suspects and the holdings kept in each input's state file), so a resumed run rec
 from __future__ import annotations
 
 import math
+import re
 from dataclasses import dataclass, field
 
 # The conventional false discovery rate of Benjamini and Hochberg (1995): of the cohorts flagged,
@@ -258,11 +260,11 @@ def _patterns(members, hosts_of, cohorts, signature_rows):
     signatures = pd.DataFrame.from_records(signature_rows, columns=["input", "host", "time", "signature"])
     signatures["time"] = _timestamps(signatures["time"])
     per_host = signatures.groupby(["host", "signature"], sort=False)["time"].min().reset_index()
-    all_hosts = members["host"].nunique()
-    fleet_share = (per_host.groupby("signature")["host"].nunique() / all_hosts).to_dict()
-    fleet_hosts = per_host.groupby("signature")["host"].nunique().to_dict()
+    everyone = set(members["host"])
+    populations = _signature_populations(per_host, hosts_of)
+    signature_hosts = per_host.groupby("signature")["host"].agg(set).to_dict()
+    member_sets = hosts_of.groupby(["kind", "group", "value"])["host"].agg(set).to_dict()
     pairs = hosts_of[["kind", "group", "value", "host"]].merge(per_host, on="host")
-    sizes = cohorts.set_index(["kind", "value"])["hosts"].to_dict()
     window = np.timedelta64(PATTERN_WINDOW_DAYS, "D")
     tested = []
     for (kind, group, value, signature), frame in pairs.groupby(["kind", "group", "value", "signature"], sort=True):
@@ -270,33 +272,35 @@ def _patterns(members, hosts_of, cohorts, signature_rows):
             tested.append(None)  # counted among the tests, never a pattern
             continue
         hosts = _best_window(frame, window)
-        size = int(sizes[(kind, value)])
-        p_value = binomial_upper_tail(len(hosts), size, fleet_share[signature])
+        driver, population = populations[signature]
+        population = population or everyone
+        share = len(signature_hosts[signature]) / len(population)
+        size = len(member_sets[(kind, group, value)] & population)
+        p_value = binomial_upper_tail(len(hosts), size, share)
         tested.append({"kind": kind, "group": group, "value": value, "signature": signature, "hosts": hosts,
-                       "cohort_hosts": size, "p_value": p_value, "fleet_hosts": int(fleet_hosts[signature])})
+                       "cohort_hosts": size, "p_value": p_value, "share": share, "driver": driver})
     q_values = benjamini_hochberg([t["p_value"] if t else 1.0 for t in tested])
     patterns = []
     for entry, q_value in zip(tested, q_values):
         if entry and q_value <= FDR_LEVEL and len(entry["hosts"]) >= MIN_PATTERN_HOSTS \
-                and len(entry["hosts"]) / entry["cohort_hosts"] > fleet_share[entry["signature"]]:
+                and len(entry["hosts"]) / entry["cohort_hosts"] > entry["share"]:
             entry["q_value"] = q_value
             patterns.append(entry)
     patterns = _merged(patterns)
     if not patterns:
         return [], {}, {}
     # hosts of the same group with other values (the model's other firmware): how often there
-    member_sets = hosts_of.groupby(["kind", "group", "value"])["host"].agg(set).to_dict()
-    signature_hosts = per_host.groupby("signature")["host"].agg(set).to_dict()
     for entry in patterns:
         entry["affected"] = len(entry["hosts"])
-        inside = member_sets[(entry["kind"], entry["group"], entry["value"])]
+        population = populations[entry["signatures"][0]][1] or everyone
+        inside = member_sets[(entry["kind"], entry["group"], entry["value"])] & population
         with_signature = set().union(*(signature_hosts[s] for s in entry["signatures"]))
         siblings = set().union(*(hosts for (k, g, v), hosts in member_sets.items()
-                                 if k == entry["kind"] and g == entry["group"] and v != entry["value"])) - inside
+                                 if k == entry["kind"] and g == entry["group"] and v != entry["value"]))
+        siblings = (siblings & population) - inside
         entry["sibling_hosts"] = len(siblings)
         entry["sibling_affected"] = len(siblings & with_signature)
-        outside = all_hosts - len(inside)
-        entry["elsewhere_hosts"] = outside
+        entry["elsewhere_hosts"] = len(population - inside)
         entry["elsewhere_affected"] = len(with_signature - inside)
         entry["text"] = _pattern_text(entry)
     patterns.sort(key=lambda e: (e["p_value"], -e["affected"], e["kind"], e["value"], e["signature"]))
@@ -322,6 +326,24 @@ def _patterns(members, hosts_of, cohorts, signature_rows):
                     f"with {kind_label(entry['kind'])} {entry['value']}")
     return (patterns, {key: "; ".join(lines) for key, lines in row_patterns.items()},
             {key: "; ".join(lines) for key, lines in by_cohort.items()})
+
+
+_SIGNATURE_DRIVER = re.compile(r" \(([^()]+)\)$")
+
+
+def _signature_populations(per_host, hosts_of) -> dict[str, tuple[str | None, set | None]]:
+    """The hosts that could show each signature: those whose kernel ran the driver it names (a
+    driver's messages appear only where it runs; against the whole fleet every cohort of that
+    driver would look concentrated), else every host (None)."""
+    driver_hosts = hosts_of[hosts_of["kind"] == DRIVER].groupby("group")["host"].agg(set).to_dict()
+    populations = {}
+    for signature, hosts in per_host.groupby("signature")["host"].agg(set).items():
+        match = _SIGNATURE_DRIVER.search(signature)
+        if match and match.group(1) in driver_hosts:
+            populations[signature] = (match.group(1), driver_hosts[match.group(1)] | hosts)
+        else:
+            populations[signature] = (None, None)
+    return populations
 
 
 KIND_ORDER = {kind: rank for rank, kind in enumerate((DRIVE, CONTROLLER, ENCLOSURE, DRIVER))}
@@ -370,12 +392,13 @@ def _best_window(frame, window) -> list[str]:
 
 
 def _pattern_text(entry: dict) -> str:
-    text = (f"{entry['signature']} on {entry['affected']} of {entry['cohort_hosts']} hosts with "
+    hosts = f"{entry['driver']} hosts" if entry.get("driver") else "hosts"
+    text = (f"{entry['signature']} on {entry['affected']} of {entry['cohort_hosts']} {hosts} with "
             f"{kind_label(entry['kind'])} {entry['value']}")
     if entry["sibling_hosts"]:
-        text += (f"; {_count(entry['sibling_affected'])} of {entry['sibling_hosts']} hosts with "
+        text += (f"; {_count(entry['sibling_affected'])} of {entry['sibling_hosts']} with "
                  f"another {kind_label(entry['kind'])} of {entry['group']}")
-    text += f"; {_count(entry['elsewhere_affected'])} of {entry['elsewhere_hosts']} other hosts"
+    text += f"; {_count(entry['elsewhere_affected'])} of {entry['elsewhere_hosts']} other {hosts}"
     return text
 
 
@@ -407,17 +430,28 @@ def _trends(members, cohorts):
     if weeks < 2 * RECENT_WEEKS:
         return weekly, {}, {}
     recent_start = last_week - pd.Timedelta(days=7 * (RECENT_WEEKS - 1))
-    exposure_total = reporting.groupby(level=["kind", "value"]).sum()
-    exposure_recent = reporting[reporting.index.get_level_values("week") >= recent_start].groupby(
-        level=["kind", "value"]).sum()
+    # the kind's weekly hazard: of the hosts of any cohort of the kind reporting that week, the
+    # share failing for the first time. Failures pile up in later reports across a whole fleet
+    # (a failure stays in the logs a report carries): a cohort rises only against its kind.
+    kind_reporting = dated.groupby(["kind", "week"])["host"].nunique()
+    kind_first = dated[dated["failing"]].groupby(["kind", "host"])["week"].min()
+    kind_new = kind_first.reset_index().groupby(["kind", "week"]).size()
+    hazard = (kind_new / kind_reporting).fillna(0.0).to_dict()
+    expected_total: dict[tuple, float] = {}
+    expected_recent: dict[tuple, float] = {}
+    for (kind, value, week_start), hosts in reporting.items():
+        weight = hosts * hazard.get((kind, week_start), 0.0)
+        expected_total[(kind, value)] = expected_total.get((kind, value), 0.0) + weight
+        if week_start >= recent_start:
+            expected_recent[(kind, value)] = expected_recent.get((kind, value), 0.0) + weight
     failures_total = first_failure.groupby(level=["kind", "value"]).size()
     failures_recent = first_failure[first_failure >= recent_start].groupby(level=["kind", "value"]).size()
     keys, p_values, recent_counts = [], [], []
     for key, total in failures_total.items():
         recent = int(failures_recent.get(key, 0))
-        share = float(exposure_recent.get(key, 0)) / float(exposure_total[key])
+        share = expected_recent.get(key, 0.0) / expected_total[key] if expected_total.get(key) else 1.0
         keys.append(key)
-        p_values.append(binomial_upper_tail(recent, int(total), share) if 0 < share < 1 else 1.0)
+        p_values.append(binomial_upper_tail(recent, int(total), share))
         recent_counts.append((recent, int(total), share))
     q_values = benjamini_hochberg(p_values)
     rising, trend_p = {}, {}
