@@ -413,7 +413,7 @@ def _trends(members, cohorts):
     if dated.empty:
         return {}, {}, {}
     import pandas as pd
-    week = dated["date"].dt.normalize() - pd.to_timedelta(dated["date"].dt.weekday, unit="D")
+    week = dated["date"].dt.normalize() - pd.to_timedelta(dated["date"].dt.day_of_week, unit="D")
     dated = dated.assign(week=week)
     first_week, last_week = dated["week"].min(), dated["week"].max()
     weeks = int((last_week - first_week).days // 7) + 1
