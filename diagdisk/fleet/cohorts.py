@@ -17,9 +17,10 @@ column of the operator's inventory (rack, site, purchase batch). Per cohort:
 
 Shared signatures: an error signature (event kind, sense key/ASC/ASCQ, ATA error or NVMe status,
 driver) of hosts with a suspect, on MIN_PATTERN_HOSTS or more hosts of one cohort within
-PATTERN_WINDOW_DAYS, is tested the same way against the signature's rate among the hosts that
-could show it (those running its driver); the ones that pass are patterns across hosts, and each
-affected input's row carries one line naming the pattern (`fleet_pattern`).
+PATTERN_WINDOW_DAYS, is a pattern across hosts when the cohort is flagged, or when it is tested
+the same way against the signature's rate among the hosts that could show it (those running its
+driver) and passes. Each affected input's row carries one line naming the pattern
+(`fleet_pattern`).
 
 Trends: per cohort, hosts reporting and hosts failing for the first time, per week; a cohort
 rises when its new failures fall in the last RECENT_WEEKS weeks more than its reports in those
@@ -251,8 +252,9 @@ def _timestamps(values):
 
 
 def _patterns(members, hosts_of, cohorts, signature_rows):
-    """Shared signatures tested per cohort; the flagged ones, each input's pattern line and each
-    cohort's signatures column."""
+    """Patterns across hosts: a signature on MIN_PATTERN_HOSTS or more hosts of a flagged cohort
+    within the window, or one concentrated in a cohort beyond chance (tested, under
+    Benjamini-Hochberg); each input's pattern line and each cohort's signatures column."""
     import numpy as np
     import pandas as pd
     if not signature_rows:
@@ -280,10 +282,15 @@ def _patterns(members, hosts_of, cohorts, signature_rows):
         tested.append({"kind": kind, "group": group, "value": value, "signature": signature, "hosts": hosts,
                        "cohort_hosts": size, "p_value": p_value, "share": share, "driver": driver})
     q_values = benjamini_hochberg([t["p_value"] if t else 1.0 for t in tested])
+    flagged = set(zip(cohorts.loc[cohorts["flagged"], "kind"], cohorts.loc[cohorts["flagged"], "value"]))
     patterns = []
     for entry, q_value in zip(tested, q_values):
-        if entry and q_value <= FDR_LEVEL and len(entry["hosts"]) >= MIN_PATTERN_HOSTS \
-                and len(entry["hosts"]) / entry["cohort_hosts"] > entry["share"]:
+        if not entry or len(entry["hosts"]) < MIN_PATTERN_HOSTS:
+            continue
+        # a flagged cohort's failing hosts sharing a signature: the flag is the evidence (all the
+        # hosts that could show it may be in the cohort: nothing to compare it with)
+        if (entry["kind"], entry["value"]) in flagged or (
+                q_value <= FDR_LEVEL and len(entry["hosts"]) / entry["cohort_hosts"] > entry["share"]):
             entry["q_value"] = q_value
             patterns.append(entry)
     patterns = _merged(patterns)
