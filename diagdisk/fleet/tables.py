@@ -76,14 +76,16 @@ COHORT_COLUMNS: list[tuple[str, str, str]] = [
     ("rate_low", "float64", "lower end of its 95% Wilson score interval"),
     ("rate_high", "float64", "upper end of its 95% Wilson score interval"),
     ("base_rate", "float64", "the fleet's rate for the same kind: failing hosts / hosts, over every cohort of the kind"),
-    ("p_value", "float64", "one-sided exact binomial test: P(this many failing hosts or more | hosts, base_rate)"),
+    ("p_value", "float64", "one-sided exact binomial test: the chance of this many failing hosts or more were each "
+                               "host failing at base_rate"),
     ("q_value", "float64", "its Benjamini-Hochberg adjusted value, across every cohort tested"),
     ("flagged", "bool", "q_value <= 0.05, rate above the base rate and at least 3 failing hosts"),
     ("signatures", "string", "the patterns across hosts found in this cohort, '; '-separated: signature on k of n hosts"),
     ("weekly", "string", "per week (its Monday) with reports: hosts failing for the first time / hosts reporting, "
                          "'; '-separated"),
-    ("rising", "bool", "new failures gather in the last 4 weeks beyond those weeks' share of the reports "
-                       "(q-value <= 0.05, at least 3 of them); false when the reports span under 8 weeks"),
+    ("rising", "bool", "new failing hosts gather in the last 4 weeks beyond what the cohort's reports in those weeks "
+                       "and its kind's weekly rate of new failures give (q-value <= 0.05, at least 3 of them); "
+                       "false when the reports span under 8 weeks"),
     ("trend_p_value", "float64", "the trend test's one-sided p-value (empty when not tested)"),
 ]
 
