@@ -175,6 +175,15 @@ def inventory_kind(column: str) -> str:
     return f"inventory:{column}" if column in BUILT_IN_KINDS else column
 
 
+ADVICE = {DRIVE: "or update the drive firmware", CONTROLLER: "or update the controller firmware",
+          DRIVER: "or change the driver or kernel", ENCLOSURE: "or look at the enclosure model"}
+
+
+def advice(kind: str, value: str) -> str:
+    """What a pattern adds to a host's own verdict ("replace nvme1, " + this)."""
+    return ADVICE.get(kind) or f"or look at what the hosts of {kind} {value} share"
+
+
 def part_class_of(kind: str) -> str:
     return PART_CLASSES.get(kind, INVENTORY_PART_CLASS)
 
@@ -329,8 +338,9 @@ def _patterns(members, hosts_of, cohorts, signature_rows):
                 seen.add((input_key, entry["signature"]))
                 others = entry["affected"] - 1
                 row_patterns.setdefault(input_key, []).append(
-                    f"{entry['signature']}: the same fault on {others} other host{'s' if others != 1 else ''} "
-                    f"with {kind_label(entry['kind'])} {entry['value']}")
+                    f"{advice(entry['kind'], entry['value'])}: the same fault on {others} other "
+                    f"host{'s' if others != 1 else ''} with {kind_label(entry['kind'])} {entry['value']} "
+                    f"({entry['signature']})")
     return (patterns, {key: "; ".join(lines) for key, lines in row_patterns.items()},
             {key: "; ".join(lines) for key, lines in by_cohort.items()})
 

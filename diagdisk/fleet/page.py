@@ -107,7 +107,7 @@ svg text { font: 12px system-ui, sans-serif; fill: #1b2a3a; }
 <tr><td>{{ row.host }}</td><td><span class="status status-{{ row.verdict }}">{{ row.verdict }}</span></td><td>{{ row.severity or "" }}</td>
 <td>{{ row.top_fru or "" }}</td><td>{{ row.where }}</td><td>{{ row.top_model or "" }}</td><td>{{ row.top_serial or "" }}</td>
 <td>{{ row.confidence_text }}</td><td>{{ row.date }}</td><td>{% if row.report_file %}<a href="{{ row.report_link }}">{{ row.report_name }}</a>{% endif %}</td>
-<td>{% if row.fleet_pattern %}<a href="#patterns">{{ row.fleet_pattern }}</a>{% endif %}</td></tr>
+<td>{% if row.fleet_pattern %}<a href="#patterns">{{ row.pattern_text }}</a>{% endif %}</td></tr>
 {% endfor %}
 </tbody>
 </table>
@@ -211,7 +211,11 @@ def _cohort_parts(cohorts) -> tuple[list[dict], list[dict], list[dict], int]:
 
 def _action_row(row: dict) -> dict:
     report_file = row.get("report_file") or ""
-    return dict(row, where=" ".join(x for x in (row.get("top_hctl"), row.get("top_device")) if x),
+    # the host's own verdict, then what the fleet adds: "replace nvme1, or update the drive firmware: ..."
+    part = row.get("top_device") or row.get("top_fru") or "the part"
+    verb = "replace" if row.get("top_fru") == "disk" else "check"
+    pattern_text = f"{verb} {part}, {row['fleet_pattern']}" if row.get("fleet_pattern") else ""
+    return dict(row, pattern_text=pattern_text, where=" ".join(x for x in (row.get("top_hctl"), row.get("top_device")) if x),
                 confidence_text=f"{row['confidence']:.2f}" if row.get("confidence") is not None else "",
                 date=str(row.get("report_date") or "")[:10], report_link=report_file,
                 report_name=report_file.rsplit("/", 1)[-1])

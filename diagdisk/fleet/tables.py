@@ -37,8 +37,9 @@ FLEET_COLUMNS: list[tuple[str, str, str]] = [
     ("md_degraded_arrays", "string", "their names, ';'-separated"),
     ("devices", "int64", "devices in the report's device table"),
     ("performance_findings", "string", "reserved for the performance diagnosis (sar/iostat); empty until then"),
-    ("fleet_pattern", "string", "the patterns across hosts this input's errors belong to, one line each ('; '-separated): "
-                                "the signature, and how many other hosts of which cohort show it (cohorts.parquet)"),
+    ("fleet_pattern", "string", "what the patterns across hosts its errors belong to add to its verdict, '; '-separated: "
+                                "'or update the drive firmware: the same fault on N other hosts with drive firmware X "
+                                "(signatures)' (cohorts.parquet)"),
     ("report_file", "string", "the JSON report, relative to the fleet folder"),
     ("diagdisk_version", "string", "diagdisk version that analysed the input"),
 ]

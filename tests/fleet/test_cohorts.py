@@ -118,8 +118,8 @@ def test_the_shared_signature_is_a_pattern_and_each_affected_row_says_so():
                                "Samsung SSD 970 EVO 500GB; none of 400 other nvme hosts")
     assert sorted(result.row_patterns) == [f"/in/bad{i:03d}-0.tar.gz" for i in range(12)]
     assert result.row_patterns["/in/bad000-0.tar.gz"] == (
-        "io error (nvme), nvme reset controller down (nvme): the same fault on 11 other hosts with drive firmware "
-        "Samsung SSD 970 EVO 500GB BAD1")
+        "or update the drive firmware: the same fault on 11 other hosts with drive firmware Samsung SSD 970 EVO "
+        "500GB BAD1 (io error (nvme), nvme reset controller down (nvme))")
     assert "on 12 of 40 hosts" in _cohort(result, "drive", "Samsung SSD 970 EVO 500GB BAD1").signatures
     # the healthy sibling's scattered medium errors are no pattern
     assert _cohort(result, "drive", "Samsung SSD 970 EVO 500GB GOOD2").signatures == ""

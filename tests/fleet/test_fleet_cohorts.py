@@ -72,8 +72,8 @@ def test_each_failing_hosts_row_carries_the_pattern(analysed):
     fleet = pd.read_parquet(out / "fleet.parquet")
     with_pattern = fleet[fleet.fleet_pattern.notna()]
     assert sorted(with_pattern.host) == [f"gpu{i:02d}" for i in range(12)]
-    assert all(f"the same fault on 11 other hosts with drive firmware {FAILING_MODEL}" in text
-               for text in with_pattern.fleet_pattern)
+    assert all(text.startswith(f"or update the drive firmware: the same fault on 11 other hosts with drive firmware "
+                               f"{FAILING_MODEL} (") for text in with_pattern.fleet_pattern)
     assert "fleet_pattern" in pd.read_csv(out / "fleet.csv").columns
 
 
@@ -88,7 +88,7 @@ def test_fleet_html_opens_with_the_patterns_across_hosts(analysed):
     assert "12 of 12" in flagged.words()
     assert "on 12 of 12 nvme hosts" in sections[0].by_id("pattern-list").words()
     action = page.by_id("action")
-    assert "the same fault on 11 other hosts" in action.words()
+    assert "replace nvme1, or update the drive firmware: the same fault on 11 other hosts" in action.words()
 
 
 def test_a_resumed_run_recomputes_the_cohorts_from_the_state(analysed, sample_fleet):
