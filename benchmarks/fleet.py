@@ -18,7 +18,9 @@ it (wall x workers - analysis time, divided by inputs). It also times N empty ta
 generate_fleet.fleet_records, 3,000 hosts and 3,300 reports each (--hosts): for 20 seeds with one
 planted cohort (a drive firmware failing at 5 times the base rate, --factor), whether it is flagged and
 what else is; for 20 seeds with none, whether any cohort is flagged; then the time of the cohort
-step for 10,000 reports. It prints figures; nothing here is a timed test.
+step for 10,000 reports. It prints figures; nothing here is a timed test. `--cohorts-e2e N`
+analyses N generated sosreports (generate_fleet.generate, whose weak firmware revisions fail more)
+on a 2-worker LocalCluster and prints the cohorts the run flags and the cohort step's time.
 """
 
 from __future__ import annotations
@@ -216,6 +218,45 @@ def cohort_benchmark(seeds: int, hosts: int, reports: int, timed_reports: int, f
     return {"planted_flagged": planted_hits, "null_flagged": null_flagged, "seconds": times}
 
 
+def cohort_end_to_end(count: int, seed: int, cache: Path) -> None:
+    from diagdisk.fleet import cohorts as cohorts_module
+    folder = cache / f"n{count}-l0-s{seed}"
+    generate(folder, count, 0, seed)
+    timed = []
+    real = fleet_run.compute_cohorts
+
+    def timed_cohorts(*args, **kwargs):
+        started = time.perf_counter()
+        try:
+            return real(*args, **kwargs)
+        finally:
+            timed.append(time.perf_counter() - started)
+
+    fleet_run.compute_cohorts = timed_cohorts
+    out = Path(tempfile.mkdtemp(prefix="diagdisk-fleet-cohorts-"))
+    try:
+        summary = run_fleet([str(folder)], out, FleetOptions(checkpoint_every=500),
+                            executor_factory=lambda: DaskExecutor(workers=2), progress=Progress(0, enabled=False))
+        import pandas as pd
+        cohorts = pd.read_parquet(out / "cohorts.parquet")
+    finally:
+        fleet_run.compute_cohorts = real
+        shutil.rmtree(out, ignore_errors=True)
+    print(f"\n{summary.total} generated sosreports ({summary.analysed} analysed, {summary.failed} failed) in "
+          f"{summary.seconds:.0f} s on 2 workers; cohort step {timed[-1]:.2f} s; {len(cohorts)} cohorts")
+    for line in summary.flagged or ["no cohort flagged"]:
+        print(f"  flagged: {line}")
+    for line in summary.patterns:
+        print(f"  pattern: {line}")
+    for line in summary.rising:
+        print(f"  rising: {line}")
+    drives = cohorts[cohorts.kind == cohorts_module.DRIVE].sort_values("p_value")
+    print("  drive cohorts (weak revisions in generate_fleet: SN04, D1MU020, N004):")
+    for row in drives.itertuples():
+        print(f"    {row.value:<34} {row.failing_hosts:4d}/{row.hosts:<4d} {row.rate:6.1%} (fleet {row.base_rate:.1%}) "
+              f"p={row.p_value:.2g} q={row.q_value:.2g}{'  FLAGGED' if row.flagged else ''}")
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--count", type=int, default=2000)
@@ -225,9 +266,14 @@ def main() -> None:
     parser.add_argument("--skip-serial", action="store_true")
     parser.add_argument("--cohorts", action="store_true", help="measure the cohort step only")
     parser.add_argument("--seeds", type=int, default=20)
+    parser.add_argument("--cohorts-e2e", type=int, default=0, metavar="N",
+                        help="analyse N generated sosreports and show the cohorts the run flags")
     parser.add_argument("--hosts", type=int, default=3000, help="hosts of each --cohorts fleet")
     parser.add_argument("--factor", type=float, default=5.0, help="the planted firmware's failure rate over the base")
     args = parser.parse_args()
+    if args.cohorts_e2e:
+        cohort_end_to_end(args.cohorts_e2e, args.seed, args.inputs)
+        return
     if args.cohorts:
         cohort_benchmark(args.seeds, hosts=args.hosts, reports=int(args.hosts * 1.1), timed_reports=10_000,
                          factor=args.factor)

@@ -8,7 +8,8 @@ daemon noise and, for some hosts, one fault: medium errors on one disk, SATA CRC
 cable, NVMe media errors, resets of every target behind one controller, or an md member failing.
 What varies, drawn from a seeded generator: the host (a few hosts have several nightly reports),
 the disk model and firmware revision (some revisions fail more often, as a fleet report should
-show), the controller driver, the number of disks, the log size (a few hundred to several
+show), the controller driver and the number of disks (a host's own, the same in each of its
+reports), the log size (a few hundred to several
 thousand lines) and the report date (spread over eight weeks). `--large N` adds N archives with
 logs of about 40 MB each. Output is a pure function of the arguments.
 
@@ -56,15 +57,18 @@ def _stamp(when: datetime) -> str:
 
 
 def sosreport(rng: random.Random, host: str, when: datetime, lines: int) -> dict[str, bytes]:
-    vendor, model, revisions, weights = rng.choice(MODELS)
-    revision = rng.choice(revisions)
-    driver, adapter, chip = rng.choice(DRIVERS)
-    disks = rng.randint(2, 6)
+    # drawn and left, so that every later draw (names, dates, faults) is what it always was
+    rng.choice(rng.choice(MODELS)[2]), rng.choice(DRIVERS), rng.randint(2, 6)
+    hardware = random.Random(f"hardware-{host}")  # a host keeps its disks and controller from report to report
+    vendor, model, revisions, weights = hardware.choice(MODELS)
+    revision = hardware.choice(revisions)
+    driver, adapter, chip = hardware.choice(DRIVERS)
+    disks = hardware.randint(2, 6)
     fault = rng.choice(FAULTS)
     if fault == "none" and rng.random() < 0.08 * weights.get(revision, 0.0):
         fault = "medium"  # the fleet's weak firmware revisions fail more
     boot = when - timedelta(days=rng.randint(1, 20))
-    log: list[str] = [f"{_stamp(boot)} {host} kernel: {adapter}: {chip}: FWVersion(16.00.10.00)",
+    log: list[str] = [f"{_stamp(boot)} {host} kernel: {adapter}: {chip}: FWVersion(16.00.10.00), ChipRevision(0x02)",
                       f"{_stamp(boot)} {host} kernel: scsi host0: {'Fusion MPT SAS Host' if driver == 'mpt3sas' else driver}"]
     scsi = ["Attached devices:"]
     for target in range(disks):

@@ -17,10 +17,11 @@ column of the operator's inventory (rack, site, purchase batch). Per cohort:
 
 Shared signatures: an error signature (event kind, sense key/ASC/ASCQ, ATA error or NVMe status,
 driver) of hosts with a suspect, on MIN_PATTERN_HOSTS or more hosts of one cohort within
-PATTERN_WINDOW_DAYS, is a pattern across hosts when the cohort is flagged, or when it is tested
-the same way against the signature's rate among the hosts that could show it (those running its
-driver) and passes. Each affected input's row carries one line naming the pattern
-(`fleet_pattern`).
+PATTERN_WINDOW_DAYS, is tested the same way against the signature's rate among the hosts that could
+show it (those running its driver; every host when they are all in the cohort). It is a pattern
+across hosts when it passes Benjamini-Hochberg among all signature tests, or, in a flagged
+cohort, counting only the cohort's failing hosts, when it passes alone (the flag has paid for
+the many tests). Each affected input's row carries one line naming the pattern (`fleet_pattern`).
 
 Trends: per cohort, hosts reporting and hosts failing for the first time, per week; a cohort
 rises when its new failures fall in the last RECENT_WEEKS weeks more than its reports in those
@@ -261,9 +262,8 @@ def _timestamps(values):
 
 
 def _patterns(members, hosts_of, cohorts, signature_rows):
-    """Patterns across hosts: a signature on MIN_PATTERN_HOSTS or more hosts of a flagged cohort
-    within the window, or one concentrated in a cohort beyond chance (tested, under
-    Benjamini-Hochberg); each input's pattern line and each cohort's signatures column."""
+    """Patterns across hosts (see the module's docstring); each input's pattern line and each
+    cohort's signatures column."""
     import numpy as np
     import pandas as pd
     if not signature_rows:
@@ -275,31 +275,40 @@ def _patterns(members, hosts_of, cohorts, signature_rows):
     populations = _signature_populations(per_host, hosts_of)
     signature_hosts = per_host.groupby("signature")["host"].agg(set).to_dict()
     member_sets = hosts_of.groupby(["kind", "group", "value"])["host"].agg(set).to_dict()
-    pairs = hosts_of[["kind", "group", "value", "host"]].merge(per_host, on="host")
+    pairs = hosts_of[["kind", "group", "value", "host", "failing"]].merge(per_host, on="host")
+    flagged = set(zip(cohorts.loc[cohorts["flagged"], "kind"], cohorts.loc[cohorts["flagged"], "value"]))
     window = np.timedelta64(PATTERN_WINDOW_DAYS, "D")
     tested = []
     for (kind, group, value, signature), frame in pairs.groupby(["kind", "group", "value", "signature"], sort=True):
+        in_flagged = (kind, value) in flagged
+        if in_flagged:
+            frame = frame[frame["failing"]]  # the hosts whose failures the flag is about
         if len(frame) < MIN_PATTERN_HOSTS:
             tested.append(None)  # counted among the tests, never a pattern
             continue
         hosts = _best_window(frame, window)
         driver, population = populations[signature]
-        population = population or everyone
+        cohort = member_sets[(kind, group, value)]
+        if population is None or population <= cohort:
+            # no host outside the cohort could show it: against the driver's hosts there is nothing
+            # to compare with, so against the fleet
+            driver, population = None, everyone
         share = len(signature_hosts[signature]) / len(population)
-        size = len(member_sets[(kind, group, value)] & population)
+        size = len(cohort & population)
         p_value = binomial_upper_tail(len(hosts), size, share)
         tested.append({"kind": kind, "group": group, "value": value, "signature": signature, "hosts": hosts,
-                       "cohort_hosts": size, "p_value": p_value, "share": share, "driver": driver})
+                       "cohort_hosts": size, "p_value": p_value, "share": share, "driver": driver,
+                       "population": population, "in_flagged": in_flagged})
     q_values = benjamini_hochberg([t["p_value"] if t else 1.0 for t in tested])
-    flagged = set(zip(cohorts.loc[cohorts["flagged"], "kind"], cohorts.loc[cohorts["flagged"], "value"]))
     patterns = []
     for entry, q_value in zip(tested, q_values):
-        if not entry or len(entry["hosts"]) < MIN_PATTERN_HOSTS:
+        if not entry or len(entry["hosts"]) < MIN_PATTERN_HOSTS \
+                or len(entry["hosts"]) / entry["cohort_hosts"] <= entry["share"]:
             continue
-        # a flagged cohort's failing hosts sharing a signature: the flag is the evidence (all the
-        # hosts that could show it may be in the cohort: nothing to compare it with)
-        if (entry["kind"], entry["value"]) in flagged or (
-                q_value <= FDR_LEVEL and len(entry["hosts"]) / entry["cohort_hosts"] > entry["share"]):
+        # in a flagged cohort the flag has paid for the multiple tests: a signature its failing
+        # hosts share beyond chance is its pattern; elsewhere the signature must stand out among
+        # every test of the run
+        if (entry["p_value"] if entry["in_flagged"] else q_value) <= FDR_LEVEL:
             entry["q_value"] = q_value
             patterns.append(entry)
     patterns = _merged(patterns)
@@ -308,7 +317,7 @@ def _patterns(members, hosts_of, cohorts, signature_rows):
     # hosts of the same group with other values (the model's other firmware): how often there
     for entry in patterns:
         entry["affected"] = len(entry["hosts"])
-        population = populations[entry["signatures"][0]][1] or everyone
+        population = entry["population"]
         inside = member_sets[(entry["kind"], entry["group"], entry["value"])] & population
         with_signature = set().union(*(signature_hosts[s] for s in entry["signatures"]))
         siblings = set().union(*(hosts for (k, g, v), hosts in member_sets.items()

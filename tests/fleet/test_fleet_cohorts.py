@@ -86,7 +86,8 @@ def test_fleet_html_opens_with_the_patterns_across_hosts(analysed):
     flagged = sections[0].by_id("flagged-cohorts")
     assert FAILING_MODEL in flagged.words()
     assert "12 of 12" in flagged.words()
-    assert "on 12 of 12 nvme hosts" in sections[0].by_id("pattern-list").words()
+    assert (f"on 12 of 12 hosts with drive firmware {FAILING_MODEL}; none of 40 other hosts"
+            in sections[0].by_id("pattern-list").words())
     action = page.by_id("action")
     assert "replace nvme1, or update the drive firmware: the same fault on 11 other hosts" in action.words()
 
