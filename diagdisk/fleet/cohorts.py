@@ -167,8 +167,17 @@ def _memberships(row: dict, suspects: list[dict], holds: dict, inventory: dict[s
     enclosure_failing = any(fru in ENCLOSURE_FRUS for fru, _ in frus)
     for model in set(holds.get("enclosures") or []):
         yield ENCLOSURE, model, model, enclosure_failing
-    for column, value in (inventory.get(row.get("host") or "") or {}).items():
+    for column, value in _inventory_of(inventory, row.get("host") or "").items():
         yield column, column, value, bool(frus)
+
+
+def _inventory_of(inventory: dict[str, dict[str, str]], host: str) -> dict[str, str]:
+    """The host's inventory values: by its name as the report gives it, else by the name without
+    case or domain (an inventory of short names, reports of FQDNs, or the other way round)."""
+    if host in inventory:
+        return inventory[host]
+    short = host.lower().split(".", 1)[0]
+    return inventory.get(short) or {}
 
 
 def inventory_kind(column: str) -> str:
@@ -205,7 +214,9 @@ def compute_cohorts(records: list[tuple[dict, list[dict], dict]],
     """``records``: (row, suspects, holdings) of each input, as diagdisk.fleet.run keeps them;
     ``inventory``: host -> {cohort kind: value} (read_inventory)."""
     import pandas as pd
-    inventory = inventory or {}
+    inventory = dict(inventory or {})
+    for name, values in list(inventory.items()):
+        inventory.setdefault(name.lower().split(".", 1)[0], values)
     member_rows, signature_rows = [], []
     for row, suspects, holds in records:
         if row.get("outcome") != "analysed":

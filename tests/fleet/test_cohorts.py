@@ -186,7 +186,9 @@ def test_driver_kernel_controller_enclosure_and_inventory_cohorts():
                               enclosure="PowerVault MD1400" if index < 30 else None, failing=failing,
                               fru="controller" if failing else "disk"))
         records[-1][0]["rack"] = rack
-    inventory = {row["host"]: {"rack": row["rack"]} for row, _, _ in records}
+    # the inventory names some hosts by their FQDN, in capitals
+    inventory = {(row["host"] if index % 3 else f"{row['host'].upper()}.dc1.example.com"): {"rack": row["rack"]}
+                 for index, (row, _, _) in enumerate(records)}
     result = compute_cohorts(records, inventory)
     rack = _cohort(result, "rack", "r3")
     assert (rack.hosts, rack.failing_hosts, rack.part_class) == (30, 20, "any part") and rack.flagged
