@@ -289,15 +289,19 @@ def _patterns(members, hosts_of, cohorts, signature_rows):
     pairs = hosts_of[["kind", "group", "value", "host", "failing"]].merge(per_host, on="host")
     flagged = set(zip(cohorts.loc[cohorts["flagged"], "kind"], cohorts.loc[cohorts["flagged"], "value"]))
     window = np.timedelta64(PATTERN_WINDOW_DAYS, "D")
+    host_array = pairs["host"].to_numpy()
+    time_array = pairs["time"].to_numpy()
+    failing_array = pairs["failing"].to_numpy(dtype=bool)
     tested = []
-    for (kind, group, value, signature), frame in pairs.groupby(["kind", "group", "value", "signature"], sort=True):
+    for (kind, group, value, signature), positions in sorted(
+            pairs.groupby(["kind", "group", "value", "signature"], sort=False).indices.items()):
         in_flagged = (kind, value) in flagged
         if in_flagged:
-            frame = frame[frame["failing"]]  # the hosts whose failures the flag is about
-        if len(frame) < MIN_PATTERN_HOSTS:
+            positions = positions[failing_array[positions]]  # the hosts whose failures the flag is about
+        if len(positions) < MIN_PATTERN_HOSTS:
             tested.append(None)  # counted among the tests, never a pattern
             continue
-        hosts = _best_window(frame, window)
+        hosts = _best_window(host_array[positions], time_array[positions], window)
         driver, population = populations[signature]
         cohort = member_sets[(kind, group, value)]
         if population is None or population <= cohort:
@@ -413,19 +417,18 @@ def _merged(patterns: list[dict]) -> list[dict]:
     return [entry for _, entry in chosen.values()]
 
 
-def _best_window(frame, window) -> list[str]:
+def _best_window(hosts, times, window) -> list[str]:
     """The hosts of the window of PATTERN_WINDOW_DAYS holding the most of them (hosts whose
     signature has no date count in every window)."""
     import numpy as np
-    undated = list(frame.loc[frame["time"].isna(), "host"])
-    dated = frame[frame["time"].notna()].sort_values("time")
-    if dated.empty:
-        return sorted(undated)
-    times = dated["time"].to_numpy()
-    ends = np.searchsorted(times, times + window, side="right")
-    counts = ends - np.arange(len(times))
-    start = int(np.argmax(counts))
-    return sorted(list(dated["host"].iloc[start:int(ends[start])]) + undated)
+    undated = np.isnat(times)
+    order = np.argsort(times[~undated], kind="stable")
+    dated_hosts, dated_times = hosts[~undated][order], times[~undated][order]
+    if not len(dated_times):
+        return sorted(hosts[undated])
+    ends = np.searchsorted(dated_times, dated_times + window, side="right")
+    start = int(np.argmax(ends - np.arange(len(dated_times))))
+    return sorted(list(dated_hosts[start:int(ends[start])]) + list(hosts[undated]))
 
 
 def _pattern_text(entry: dict) -> str:
