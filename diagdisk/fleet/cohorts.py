@@ -18,7 +18,8 @@ column of the operator's inventory (rack, site, purchase batch). Per cohort:
 Shared signatures: an error signature (event kind, sense key/ASC/ASCQ, ATA error or NVMe status,
 driver) of hosts with a suspect, on MIN_PATTERN_HOSTS or more hosts of one cohort within
 PATTERN_WINDOW_DAYS, is tested the same way against the signature's rate among the hosts that could
-show it (those running its driver; every host when they are all in the cohort). It is a pattern
+show it (those running its driver; every host when they are all in the cohort, unless the cohort
+is a driver's or controller's, which holds its driver's hosts by what it is). It is a pattern
 across hosts when it passes Benjamini-Hochberg among all signature tests, or, in a flagged
 cohort, counting only the cohort's failing hosts, when it passes alone (the flag has paid for
 the many tests). Each affected input's row carries one line naming the pattern (`fleet_pattern`).
@@ -304,9 +305,10 @@ def _patterns(members, hosts_of, cohorts, signature_rows):
         hosts = _best_window(host_array[positions], time_array[positions], window)
         driver, population = populations[signature]
         cohort = member_sets[(kind, group, value)]
-        if population is None or population <= cohort:
+        if population is None or (population <= cohort and kind not in (DRIVER, CONTROLLER)):
             # no host outside the cohort could show it: against the driver's hosts there is nothing
-            # to compare with, so against the fleet
+            # to compare with, so against the fleet. Not for a driver's or controller's cohort:
+            # it holds its driver's hosts by what it is, and its driver's messages with them.
             driver, population = None, everyone
         share = len(signature_hosts[signature]) / len(population)
         size = len(cohort & population)
