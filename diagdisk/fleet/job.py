@@ -257,6 +257,9 @@ def holdings(report: dict, analysis) -> dict:
 # device types that are drives (not enclosures, tapes, optical drives or RAID volumes' own entries)
 DRIVE_TYPES = frozenset({"disk", "nvme"})
 SIGNATURE_MAX = 160
+# kinds that are no fault's signature: lines no grammar knows, and the machine around the storage
+# (a hypervisor underneath, a suspend or resume) where the event table has that kind
+NOT_SIGNATURES = frozenset({"unclassified", "machine"})
 
 
 def controllers_of(analysis) -> list[list[str]]:
@@ -281,7 +284,7 @@ def signatures_of(analysis) -> list[list]:
     first: dict[str, str | None] = {}
     for event in analysis.events:
         kind = event.get("kind")
-        if not kind or kind in NON_EVENT_KINDS or kind in DETAIL_KINDS or kind == "unclassified" \
+        if not kind or kind in NON_EVENT_KINDS or kind in DETAIL_KINDS or kind in NOT_SIGNATURES \
                 or is_informational(event):
             continue
         driver = event.get("driver")

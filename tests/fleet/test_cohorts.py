@@ -250,3 +250,30 @@ def test_read_inventory(tmp_path):
     binary.write_bytes(b"host,rack\n\xff\xfe\x00\x01\n")
     with pytest.raises(InputError, match="not a UTF-8 CSV"):
         read_inventory(str(binary))
+
+
+def test_an_inputs_signatures_and_controllers_from_its_events():
+    from types import SimpleNamespace
+
+    from diagdisk.fleet.job import controllers_of, signatures_of
+    events = [
+        {"kind": "attach", "detail": "adapter", "driver": "mpt3sas", "adapter": "mpt3sas_cm0", "model": "LSISAS3008",
+         "revision": "16.00.01.00"},
+        {"kind": "attach", "detail": "host", "host": 0, "driver": "mpt3sas"},
+        {"kind": "sense", "host": 0, "sense_key": 3, "asc": 0x11, "ascq": 0, "time": "2026-09-02T10:00:00"},
+        {"kind": "sense", "host": 0, "sense_key": 3, "asc": 0x11, "ascq": 0, "time": "2026-09-01T10:00:00"},
+        {"kind": "nvme_error", "device": "nvme1", "nvme_status": "Unrecovered Read Error"},
+        {"kind": "ata_exception", "ata_port": "ata3", "ata_error": "ICRC ABRT"},
+        {"kind": "ata_link", "detail": "up", "ata_port": "ata3"},          # informational: no fault
+        {"kind": "unclassified", "raw": "sd 0:0:0:0: something new"},
+        {"kind": "machine", "detail": "hypervisor"},                      # the machine around, no fault
+        {"kind": "reset", "detail": "host", "driver": "evil\x1b]0;x\x07"},  # log text is hostile
+    ]
+    analysis = SimpleNamespace(events=events)
+    assert controllers_of(analysis) == [["LSISAS3008", "16.00.01.00", "mpt3sas"]]
+    assert signatures_of(analysis) == [
+        ["ata exception error { ICRC ABRT }", None],
+        ["nvme error status Unrecovered Read Error (nvme)", None],
+        ["reset host (evil\\x1b]0;x\\x07)", None],
+        ["sense key 0x3 asc/ascq 0x11/0x00 (mpt3sas)", "2026-09-01T10:00:00"],
+    ]
