@@ -77,6 +77,7 @@ class CohortResult:
     cohorts: object                                   # pandas DataFrame: cohorts.parquet
     patterns: list[dict] = field(default_factory=list)  # patterns across hosts, most certain first
     row_patterns: dict[str, str] = field(default_factory=dict)  # input -> fleet_pattern
+    row_pattern_ids: dict[str, str] = field(default_factory=dict)  # input -> its most certain pattern's id
 
     def flagged(self) -> list[dict]:
         frame = self.cohorts
@@ -253,7 +254,7 @@ def compute_cohorts(records: list[tuple[dict, list[dict], dict]],
     cohorts["flagged"] = ((cohorts["q_value"] <= FDR_LEVEL) & (cohorts["failing_hosts"] >= MIN_FAILING_HOSTS)
                           & (cohorts["rate"] > cohorts["base_rate"]))
 
-    patterns, row_patterns, signatures_text = _patterns(members, hosts_of, cohorts, signature_rows)
+    patterns, row_patterns, row_pattern_ids, signatures_text = _patterns(members, hosts_of, cohorts, signature_rows)
     cohorts["signatures"] = [signatures_text.get((k, v), "") for k, v in zip(cohorts["kind"], cohorts["value"])]
     weekly, rising, trend_p = _trends(members, cohorts)
     cohorts["weekly"] = [weekly.get((k, v), "") for k, v in zip(cohorts["kind"], cohorts["value"])]
@@ -262,7 +263,7 @@ def compute_cohorts(records: list[tuple[dict, list[dict], dict]],
     cohorts = cohorts.sort_values(["flagged", "p_value", "kind", "value"], ascending=[False, True, True, True],
                                   kind="mergesort")
     return CohortResult(cohorts=_typed(cohorts[COHORT_FIELDS].reset_index(drop=True)), patterns=patterns,
-                        row_patterns=row_patterns)
+                        row_patterns=row_patterns, row_pattern_ids=row_pattern_ids)
 
 
 def _timestamps(values):
@@ -279,7 +280,7 @@ def _patterns(members, hosts_of, cohorts, signature_rows):
     import numpy as np
     import pandas as pd
     if not signature_rows:
-        return [], {}, {}
+        return [], {}, {}, {}
     signatures = pd.DataFrame.from_records(signature_rows, columns=["input", "host", "time", "signature"])
     signatures["time"] = _timestamps(signatures["time"])
     per_host = signatures.groupby(["host", "signature"], sort=False)["time"].min().reset_index()
@@ -330,7 +331,7 @@ def _patterns(members, hosts_of, cohorts, signature_rows):
             patterns.append(entry)
     patterns = _merged(patterns)
     if not patterns:
-        return [], {}, {}
+        return [], {}, {}, {}
     # hosts of the same group with other values (the model's other firmware): how often there
     for entry in patterns:
         entry["affected"] = len(entry["hosts"])
@@ -354,6 +355,7 @@ def _patterns(members, hosts_of, cohorts, signature_rows):
             f"{entry['signature']} on {entry['affected']} of {entry['cohort_hosts']} hosts")
     # each input: the most certain pattern of each of its signatures
     row_patterns: dict[str, list[str]] = {}
+    row_pattern_ids: dict[str, str] = {}
     seen: set[tuple[str, str]] = set()
     inputs_of = signatures.groupby(["host", "signature"])["input"].agg(set).to_dict()
     for entry in patterns:
@@ -362,12 +364,13 @@ def _patterns(members, hosts_of, cohorts, signature_rows):
                 if (input_key, entry["signature"]) in seen:
                     continue
                 seen.add((input_key, entry["signature"]))
+                row_pattern_ids.setdefault(input_key, entry["id"])
                 others = entry["affected"] - 1
                 row_patterns.setdefault(input_key, []).append(
                     f"{advice(entry['kind'], entry['value'])}: the same fault on {others} other "
                     f"host{'s' if others != 1 else ''} with {kind_label(entry['kind'])} {entry['value']} "
                     f"({entry['signature']})")
-    return (patterns, {key: "; ".join(lines) for key, lines in row_patterns.items()},
+    return (patterns, {key: "; ".join(lines) for key, lines in row_patterns.items()}, row_pattern_ids,
             {key: "; ".join(lines) for key, lines in by_cohort.items()})
 
 

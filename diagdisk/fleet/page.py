@@ -107,7 +107,7 @@ svg text { font: 12px system-ui, sans-serif; fill: #1b2a3a; }
 <tr><td>{{ row.host }}</td><td><span class="status status-{{ row.verdict }}">{{ row.verdict }}</span></td><td>{{ row.severity or "" }}</td>
 <td>{{ row.top_fru or "" }}</td><td>{{ row.where }}</td><td>{{ row.top_model or "" }}</td><td>{{ row.top_serial or "" }}</td>
 <td>{{ row.confidence_text }}</td><td>{{ row.date }}</td><td>{% if row.report_file %}<a href="{{ row.report_link }}">{{ row.report_name }}</a>{% endif %}</td>
-<td>{% if row.fleet_pattern %}<a href="#patterns">{{ row.pattern_text }}</a>{% endif %}</td></tr>
+<td>{% if row.fleet_pattern %}<a href="#{{ row.pattern_anchor }}">{{ row.pattern_text }}</a>{% endif %}</td></tr>
 {% endfor %}
 </tbody>
 </table>
@@ -178,7 +178,8 @@ def render_fleet_page(rows: list[dict], holdings: list[dict], summary, cohorts=N
     needing = [row for row in analysed if row.get("verdict") in NEEDS_ACTION]
     needing.sort(key=lambda r: (-SEVERITY_RANK.get(r.get("severity") or "", -1), -(r.get("confidence") or 0),
                                 str(r.get("host")), str(r.get("input"))))
-    action = [_action_row(row) for row in needing[:MAX_ACTION_ROWS]]
+    anchors = cohorts.row_pattern_ids if cohorts is not None else {}
+    action = [_action_row(row, anchors) for row in needing[:MAX_ACTION_ROWS]]
     failed = sorted((row for row in rows if row.get("outcome") == "failed"), key=lambda r: str(r.get("input")))
     dates = sorted(d for d in (_date(row.get("report_date")) for row in analysed) if d)
     counts = {"total": summary.total, "analysed": summary.analysed, "skipped": summary.skipped,
@@ -209,13 +210,17 @@ def _cohort_parts(cohorts) -> tuple[list[dict], list[dict], list[dict], int]:
     return flagged, list(cohorts.patterns), rising, len(cohorts.cohorts)
 
 
-def _action_row(row: dict) -> dict:
+def _action_row(row: dict, anchors: dict[str, str]) -> dict:
     report_file = row.get("report_file") or ""
     # the host's own verdict, then what the fleet adds: "replace nvme1, or update the drive firmware: ..."
     part = row.get("top_device") or row.get("top_fru") or "the part"
     verb = "replace" if row.get("top_fru") == "disk" else "check"
     pattern_text = f"{verb} {part}, {row['fleet_pattern']}" if row.get("fleet_pattern") else ""
-    return dict(row, pattern_text=pattern_text, where=" ".join(x for x in (row.get("top_hctl"), row.get("top_device")) if x),
+    # its pattern, when the list shows it; else the section
+    anchor = anchors.get(row.get("input"), "patterns")
+    if anchor.startswith("pattern-") and int(anchor.split("-")[1]) > MAX_PATTERN_ROWS:
+        anchor = "patterns"
+    return dict(row, pattern_text=pattern_text, pattern_anchor=anchor, where=" ".join(x for x in (row.get("top_hctl"), row.get("top_device")) if x),
                 confidence_text=f"{row['confidence']:.2f}" if row.get("confidence") is not None else "",
                 date=str(row.get("report_date") or "")[:10], report_link=report_file,
                 report_name=report_file.rsplit("/", 1)[-1])

@@ -90,6 +90,8 @@ def test_fleet_html_opens_with_the_patterns_across_hosts(analysed):
             in sections[0].by_id("pattern-list").words())
     action = page.by_id("action")
     assert "replace nvme1, or update the drive firmware: the same fault on 11 other hosts" in action.words()
+    # each failing host's row links to the pattern itself
+    assert sum(a.attrs.get("href") == "#pattern-1" for a in action.find_all("a")) == 12
 
 
 def test_a_resumed_run_recomputes_the_cohorts_from_the_state(analysed, sample_fleet):

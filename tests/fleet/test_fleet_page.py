@@ -59,6 +59,7 @@ def _with_cohorts(days=1, inventory=None):
     rows, holdings, summary = _fleet(days)
     cohorts = _cohorts(inventory)
     rows[0]["fleet_pattern"] = cohorts.row_patterns["/in/bad000-0.tar.gz"]
+    cohorts.row_pattern_ids[rows[0]["input"]] = cohorts.row_pattern_ids["/in/bad000-0.tar.gz"]
     return render_fleet_page(rows, holdings, summary, cohorts)
 
 
@@ -75,7 +76,7 @@ def test_patterns_across_hosts_come_first():
     assert patterns[0].words().startswith("io error (nvme), nvme reset controller down (nvme) on 12 of 40 nvme hosts")
     # the host's row names its pattern and links to the section
     action = dom.by_id("action")
-    links = [a for a in action.find_all("a") if a.attrs["href"] == "#patterns"]
+    links = [a for a in action.find_all("a") if a.attrs["href"] == "#pattern-1"]
     assert len(links) == 1
     assert links[0].words().startswith("replace sdb, or update the drive firmware: the same fault on 11 other hosts "
                                        "with drive firmware Samsung SSD 970 EVO 500GB BAD1")
