@@ -17,7 +17,8 @@ it (wall x workers - analysis time, divided by inputs). It also times N empty ta
 `--cohorts` measures the cohort step (diagdisk.fleet.cohorts) on fleets made by
 generate_fleet.fleet_records, 3,000 hosts and 3,300 reports each (--hosts): for 20 seeds with one
 planted cohort (a drive firmware failing at 5 times the base rate, --factor), whether it is flagged and
-what else is; for 20 seeds with none, whether any cohort is flagged; then the time of the cohort
+what else is; for 20 seeds with none, whether any cohort is flagged (or rises); for 20 seeds where
+the planted firmware fails only in the last four weeks, whether it rises; then the time of the cohort
 step for 10,000 reports. It prints figures; nothing here is a timed test. `--cohorts-e2e N`
 analyses N generated sosreports (generate_fleet.generate, whose weak firmware revisions fail more)
 on a 2-worker LocalCluster and prints the cohorts the run flags and the cohort step's time.
@@ -213,6 +214,13 @@ def cohort_benchmark(seeds: int, hosts: int, reports: int, timed_reports: int, f
         started = time.perf_counter()
         compute_cohorts(records, inventory)
         times.append(time.perf_counter() - started)
+    # a firmware whose failures start four weeks before the last report: a rollout gone bad
+    late = 0
+    for seed in range(seeds):
+        records = fleet_records(hosts, reports, seed, PLANTED, factor=factor, planted_since=28)
+        result = compute_cohorts(records, inventory_of(records))
+        late += any(c["kind"] == "drive" and c["value"] == PLANTED for c in result.rising())
+    print(f"a planted firmware failing only in the last four weeks: rising in {late} of {seeds} seeds")
     print(f"cohort step for {timed_reports} reports ({int(timed_reports * 0.8)} hosts): "
           f"{', '.join(f'{t:.2f}' for t in times)} s (3 runs; the machine is shared)")
     return {"planted_flagged": planted_hits, "null_flagged": null_flagged, "seconds": times}

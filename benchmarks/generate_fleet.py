@@ -147,7 +147,8 @@ PLANTED_SIGNATURES = ["sense key 0x4 asc/ascq 0x44/0x00", "reset device"]
 
 
 def fleet_records(hosts: int, reports: int, seed: int, planted: str | None = None, base_rate: float = 0.04,
-                  factor: float = 4.0, other_rate: float = 0.02, racks: int = 40) -> list[tuple[dict, list, dict]]:
+                  factor: float = 4.0, other_rate: float = 0.02, racks: int = 40,
+                  planted_since: int | None = None, retention: int = 28) -> list[tuple[dict, list, dict]]:
     """(row, suspects, holdings) of ``reports`` inputs from ``hosts`` hosts (each reports at least
     once; the rest are later reports of random hosts), as diagdisk.fleet.run keeps them.
 
@@ -156,8 +157,10 @@ def fleet_records(hosts: int, reports: int, seed: int, planted: str | None = Non
     (a disk suspect, medium error signatures) with probability ``base_rate``, ``factor`` times that
     when its firmware is ``planted`` ("<model> <firmware>", e.g. "ATA Micron_5200_MTFD D1MU020"),
     where most failures leave the planted signature; controllers and cables fail elsewhere at
-    ``other_rate``. Report dates spread over eight weeks; a host that fails does so in every
-    report from the day it fails."""
+    ``other_rate``. Report dates spread over eight weeks. A failing host's fault starts on a day
+    from ``retention`` days before them to their end (for the planted firmware with
+    ``planted_since``, from that day of the eight weeks on: a rollout gone bad), and its reports
+    show it for ``retention`` days, while their logs hold it (four weekly rotations)."""
     rng = random.Random(seed)
     start = datetime(2026, 9, 1, 2, 0, 0)
     fleet = []
@@ -176,20 +179,23 @@ def fleet_records(hosts: int, reports: int, seed: int, planted: str | None = Non
                       "controller": [controller[0], rng.choice(controller[1]), driver] if controller else None,
                       "kernel": rng.choice(KERNELS), "rack": f"r{rng.randrange(racks):02d}",
                       "fails": fails, "planted": planted_here and fails and rng.random() < 0.8, "other": other,
-                      "fails_on": start + timedelta(days=rng.randint(0, 55))})
+                      "fails_on": start + timedelta(days=rng.randint(
+                          planted_since if planted_here and planted_since is not None else -retention, 55))})
     chosen = list(range(hosts)) + [rng.randrange(hosts) for _ in range(max(reports - hosts, 0))]
     records = []
     for number, index in enumerate(chosen):
         host = fleet[index]
         when = start + timedelta(days=rng.randint(0, 55), minutes=rng.randint(0, 1439))
-        failing = host["fails"] and when >= host["fails_on"]
+        # a report shows a failure while its logs still hold it
+        shown = host["fails_on"] <= when < host["fails_on"] + timedelta(days=retention)
+        failing = host["fails"] and shown
         suspects, signatures = [], []
         if failing:
             suspects.append({"fru": "disk", "driver": host["driver"], "model": host["drive"][0],
                              "firmware": host["drive"][1]})
             for signature in PLANTED_SIGNATURES if host["planted"] else MEDIUM_SIGNATURES:
                 signatures.append([f"{signature} ({host['driver']})", when.isoformat()])
-        elif host["other"] and when >= host["fails_on"]:
+        elif host["other"] and shown:
             suspects.append({"fru": host["other"], "driver": host["driver"], "model": None, "firmware": None})
             signatures.append([f"{'reset host' if host['other'] == 'controller' else 'ata link hard reset'} "
                                f"({host['driver']})", when.isoformat()])
