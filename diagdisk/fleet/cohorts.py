@@ -476,8 +476,9 @@ def _trends(members, cohorts):
         return weekly, {}, {}
     recent_start = last_week - pd.Timedelta(days=7 * (RECENT_WEEKS - 1))
     # the kind's weekly hazard: of the hosts of any cohort of the kind reporting that week, the
-    # share failing for the first time. Failures pile up in later reports across a whole fleet
-    # (a failure stays in the logs a report carries): a cohort rises only against its kind.
+    # share failing for the first time. What moves the whole fleet's weekly count (a first run over
+    # months of old reports, sosreports taken in an incident, new rules finding more) moves every
+    # cohort: a cohort rises only against its kind.
     kind_reporting = dated.groupby(["kind", "week"])["host"].nunique()
     kind_first = dated[dated["failing"]].groupby(["kind", "host"])["week"].min()
     kind_new = kind_first.reset_index().groupby(["kind", "week"]).size()
