@@ -8,9 +8,16 @@ daemon noise and, for some hosts, one fault: medium errors on one disk, SATA CRC
 cable, NVMe media errors, resets of every target behind one controller, or an md member failing.
 What varies, drawn from a seeded generator: the host (a few hosts have several nightly reports),
 the disk model and firmware revision (some revisions fail more often, as a fleet report should
-show), the controller driver, the number of disks, the log size (a few hundred to several
+show), the controller driver and the number of disks (a host's own, the same in each of its
+reports), the log size (a few hundred to several
 thousand lines) and the report date (spread over eight weeks). `--large N` adds N archives with
 logs of about 40 MB each. Output is a pure function of the arguments.
+
+`fleet_records` makes what the analysis of such a fleet leaves for the cohort step (each input's
+row, suspects and holdings, as diagdisk.fleet.run keeps them), without the logs: fleets of
+thousands of hosts in a second, with or without one planted cohort (a drive firmware whose hosts
+fail at several times the base rate, leaving a signature of their own), for benchmarks/fleet.py
+--cohorts.
 """
 
 from __future__ import annotations
@@ -50,15 +57,18 @@ def _stamp(when: datetime) -> str:
 
 
 def sosreport(rng: random.Random, host: str, when: datetime, lines: int) -> dict[str, bytes]:
-    vendor, model, revisions, weights = rng.choice(MODELS)
-    revision = rng.choice(revisions)
-    driver, adapter, chip = rng.choice(DRIVERS)
-    disks = rng.randint(2, 6)
+    # drawn and left, so that every later draw (names, dates, faults) is what it always was
+    rng.choice(rng.choice(MODELS)[2]), rng.choice(DRIVERS), rng.randint(2, 6)
+    hardware = random.Random(f"hardware-{host}")  # a host keeps its disks and controller from report to report
+    vendor, model, revisions, weights = hardware.choice(MODELS)
+    revision = hardware.choice(revisions)
+    driver, adapter, chip = hardware.choice(DRIVERS)
+    disks = hardware.randint(2, 6)
     fault = rng.choice(FAULTS)
     if fault == "none" and rng.random() < 0.08 * weights.get(revision, 0.0):
         fault = "medium"  # the fleet's weak firmware revisions fail more
     boot = when - timedelta(days=rng.randint(1, 20))
-    log: list[str] = [f"{_stamp(boot)} {host} kernel: {adapter}: {chip}: FWVersion(16.00.10.00)",
+    log: list[str] = [f"{_stamp(boot)} {host} kernel: {adapter}: {chip}: FWVersion(16.00.10.00), ChipRevision(0x02)",
                       f"{_stamp(boot)} {host} kernel: scsi host0: {'Fusion MPT SAS Host' if driver == 'mpt3sas' else driver}"]
     scsi = ["Attached devices:"]
     for target in range(disks):
@@ -126,6 +136,82 @@ def _fault_lines(rng: random.Random, fault: str, host: str, t: datetime, target:
         out += [f"{k} md/raid1:md0: Disk failure on {name}1, disabling device.",
                 f"{k} md/raid1:md0: Operation continuing on 1 devices."]
     return out
+
+
+KERNELS = ["4.18.0-513.5.1.el8_9.x86_64", "5.14.0-362.8.1.el9_3.x86_64", "6.8.0-45-generic"]
+CONTROLLERS = {"mpt3sas": ("LSISAS3008", ["16.00.10.00", "16.00.12.00"]),
+               "megaraid_sas": ("MegaRAID SAS-3 3108", ["4.680.00-8290", "4.740.00-8452"]), "ahci": None}
+MEDIUM_SIGNATURES = ["sense key 0x3 asc/ascq 0x11/0x00", "io error"]
+# what the planted firmware's own fault leaves (a drive answering internal target failure)
+PLANTED_SIGNATURES = ["sense key 0x4 asc/ascq 0x44/0x00", "reset device"]
+
+
+def fleet_records(hosts: int, reports: int, seed: int, planted: str | None = None, base_rate: float = 0.04,
+                  factor: float = 4.0, other_rate: float = 0.02, racks: int = 40,
+                  planted_since: int | None = None, retention: int = 28) -> list[tuple[dict, list, dict]]:
+    """(row, suspects, holdings) of ``reports`` inputs from ``hosts`` hosts (each reports at least
+    once; the rest are later reports of random hosts), as diagdisk.fleet.run keeps them.
+
+    Each host has one drive model and firmware, one controller driver (and for mpt3sas and
+    megaraid_sas a controller model and firmware), a kernel and an inventory rack. Its drives fail
+    (a disk suspect, medium error signatures) with probability ``base_rate``, ``factor`` times that
+    when its firmware is ``planted`` ("<model> <firmware>", e.g. "ATA Micron_5200_MTFD D1MU020"),
+    where most failures leave the planted signature; controllers and cables fail elsewhere at
+    ``other_rate``. Report dates spread over eight weeks. A failing host's fault starts on a day
+    from ``retention`` days before them to their end (for the planted firmware with
+    ``planted_since``, from that day of the eight weeks on: a rollout gone bad), and its reports
+    show it for ``retention`` days, while their logs hold it (four weekly rotations)."""
+    rng = random.Random(seed)
+    start = datetime(2026, 9, 1, 2, 0, 0)
+    fleet = []
+    for index in range(hosts):
+        vendor, model, revisions, _ = rng.choice(MODELS)
+        driver = rng.choice(DRIVERS)[0]
+        controller = CONTROLLERS[driver]
+        firmware = rng.choice(revisions)
+        drive = f"{vendor} {model}"
+        planted_here = planted == f"{drive} {firmware}"
+        rate = min(base_rate * (factor if planted_here else 1.0), 1.0)
+        fails = rng.random() < rate
+        other = None if fails else ("controller" if rng.random() < other_rate else
+                                    "cable" if rng.random() < other_rate else None)
+        fleet.append({"host": f"h{index:05d}", "drive": (drive, firmware), "driver": driver,
+                      "controller": [controller[0], rng.choice(controller[1]), driver] if controller else None,
+                      "kernel": rng.choice(KERNELS), "rack": f"r{rng.randrange(racks):02d}",
+                      "fails": fails, "planted": planted_here and fails and rng.random() < 0.8, "other": other,
+                      "fails_on": start + timedelta(days=rng.randint(
+                          planted_since if planted_here and planted_since is not None else -retention, 55))})
+    chosen = list(range(hosts)) + [rng.randrange(hosts) for _ in range(max(reports - hosts, 0))]
+    records = []
+    for number, index in enumerate(chosen):
+        host = fleet[index]
+        when = start + timedelta(days=rng.randint(0, 55), minutes=rng.randint(0, 1439))
+        # a report shows a failure while its logs still hold it
+        shown = host["fails_on"] <= when < host["fails_on"] + timedelta(days=retention)
+        failing = host["fails"] and shown
+        suspects, signatures = [], []
+        if failing:
+            suspects.append({"fru": "disk", "driver": host["driver"], "model": host["drive"][0],
+                             "firmware": host["drive"][1]})
+            for signature in PLANTED_SIGNATURES if host["planted"] else MEDIUM_SIGNATURES:
+                signatures.append([f"{signature} ({host['driver']})", when.isoformat()])
+        elif host["other"] and shown:
+            suspects.append({"fru": host["other"], "driver": host["driver"], "model": None, "firmware": None})
+            signatures.append([f"{'reset host' if host['other'] == 'controller' else 'ata link hard reset'} "
+                               f"({host['driver']})", when.isoformat()])
+        row = {"host": host["host"], "input": f"/fleet/{host['host']}-{number:06d}.tar.gz", "outcome": "analysed",
+               "kernel": host["kernel"], "report_date": when.isoformat(), "rack": host["rack"],
+               "verdict": "failure" if suspects else "healthy"}
+        holds = {"drives": [list(host["drive"])], "failing_drives": [list(host["drive"])] if failing else [],
+                 "controllers": [host["controller"]] if host["controller"] else [], "drivers": [host["driver"]],
+                 "enclosures": [], "signatures": signatures}
+        records.append((row, [dict(s, host=host["host"], input=row["input"]) for s in suspects], holds))
+    return records
+
+
+def inventory_of(records: list[tuple[dict, list, dict]]) -> dict[str, dict[str, str]]:
+    """The inventory of a fleet_records fleet (host -> {"rack": rack}), as --inventory gives it."""
+    return {row["host"]: {"rack": row["rack"]} for row, _, _ in records}
 
 
 def write_archive(path: Path, top: str, files: dict[str, bytes], mtime: float) -> None:

@@ -46,13 +46,18 @@ def _since(value: str | None) -> str | None:
               help="Rewrite the tables after this many inputs (a stopped run keeps them).")
 @click.option("--rules", "rules_dirs", multiple=True, type=click.Path(file_okay=False, exists=True),
               help="Add the rules in this folder to the built-in ones (repeatable).")
+@click.option("--inventory", type=click.Path(dir_okay=False), default=None, metavar="HOSTS.CSV",
+              help="A CSV with a `host` column and any others (rack, site, purchase batch): each column's "
+                   "values are cohorts too.")
 @click.pass_context
 def fleet(ctx, paths, out, workers, scheduler, html, since, force, timeout, max_memory, max_file_size,
-          max_total_size, max_events, checkpoint, rules_dirs):
+          max_total_size, max_events, checkpoint, rules_dirs, inventory):
     """Analyse every sosreport, bundle and host's logs under PATHS (globs too), in parallel.
 
     Writes under OUT: reports/<host>_<date>_<hash>.json (and .html with --html), fleet.parquet,
-    fleet.csv, suspects.parquet (docs/fleet.md) and fleet.html. Inputs already analysed (same
+    fleet.csv, suspects.parquet, cohorts.parquet (docs/fleet.md) and fleet.html, whose first section
+    is the patterns across hosts: drive and controller firmware, driver and kernel, enclosure and
+    inventory cohorts failing above the fleet's rate. Inputs already analysed (same
     content, same diagdisk version) are skipped unless --force; an input that cannot be analysed
     is a row with its reason and never stops the run.
 
@@ -61,6 +66,7 @@ def fleet(ctx, paths, out, workers, scheduler, html, since, force, timeout, max_
       diagdisk fleet /srv/sosreports/ -o fleet-out/
       diagdisk fleet '/srv/bundles/*/diagdisk-*.tar.gz' -o out --workers 8 --since 2026-11-01
       diagdisk fleet /shared/cases -o /shared/out --scheduler tcp://10.0.0.5:8786 --html
+      diagdisk fleet /srv/sosreports/ -o fleet-out/ --inventory hosts.csv
 
     Exit codes: 0 every input analysed, 3 some inputs failed (fleet.html and the tables say why),
     2 bad usage or the fleet extra missing, 130 interrupted (a later run continues).
@@ -70,11 +76,19 @@ def fleet(ctx, paths, out, workers, scheduler, html, since, force, timeout, max_
         check_fleet_extra(html=html)
         from ..fleet.run import DaskExecutor, FleetOptions, run_fleet
         options = FleetOptions(html=html, since=_since(since), force=force, timeout=timeout, memory_bytes=max_memory,
-                               checkpoint_every=checkpoint, rules_dirs=list(rules_dirs),
+                               checkpoint_every=checkpoint, rules_dirs=list(rules_dirs), inventory=inventory,
                                limits={"max_file_bytes": max_file_size, "max_total_bytes": max_total_size,
                                        "max_events": max_events})
         summary = run_fleet(list(paths), out, options,
                             executor_factory=lambda: DaskExecutor(workers=workers, scheduler=scheduler))
+        from ..safetext import escape_control
+        # what no single report shows comes first
+        for line in summary.flagged[:20]:
+            click.echo(f"diagdisk: flagged cohort: {escape_control(line)}", err=True)
+        for line in summary.patterns[:20]:
+            click.echo(f"diagdisk: pattern across hosts: {escape_control(line)}", err=True)
+        for line in summary.rising[:20]:
+            click.echo(f"diagdisk: rising: {escape_control(line)}", err=True)
         for note in summary.notes[:20]:
             click.echo(f"diagdisk: note: {note}", err=True)
         click.echo(f"diagdisk: {summary.total} inputs: {summary.analysed} analysed, {summary.skipped} already "

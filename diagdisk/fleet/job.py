@@ -224,17 +224,108 @@ def controller_driver(analysis, suspect: dict) -> str | None:
 
 def holdings(report: dict, analysis) -> dict:
     """What the input holds, counted for failure rates: devices per model and per model+firmware,
-    and the controller drivers its kernel named."""
+    and the controller drivers its kernel named; and what the fleet's cohorts are made of
+    (diagdisk.fleet.cohorts): its drives and those a disk suspect blames (model, firmware), its
+    controllers (model, firmware, driver), its enclosures' models and its error signatures."""
     models, firmware = Counter(), Counter()
+    drives = set()
     for device in report.get("devices") or []:
         model = _device_field([device], {"hctl": device.get("hctl"), "device": device.get("name")}, "model")
         if model:
             models[model] += 1
             firmware[f"{model} {device.get('revision') or '?'}"] += 1
+            if device.get("type") in DRIVE_TYPES:
+                drives.add((model, device.get("revision") or "?"))
+    failing_drives = set()
+    for suspect in (report.get("verdict") or {}).get("suspects") or []:
+        if suspect.get("fru") != "disk":
+            continue
+        for device in report.get("devices") or []:
+            if device.get("type") in DRIVE_TYPES and _device_field([device], suspect, "model"):
+                failing_drives.add((_device_field([device], suspect, "model"), device.get("revision") or "?"))
     drivers = sorted({event["driver"] for event in analysis.events if event.get("driver")})
     if any((d.get("type") == "nvme" or str(d.get("name") or "").startswith("nvme")) for d in report.get("devices") or []):
         drivers = sorted(set(drivers) | {"nvme"})
-    return {"models": dict(models), "firmware": dict(firmware), "drivers": drivers}
+    enclosures = sorted({_device_field([d], {"hctl": d.get("hctl"), "device": d.get("name")}, "model")
+                         for d in report.get("devices") or [] if d.get("type") == "enclosure" and d.get("model")})
+    return {"models": dict(models), "firmware": dict(firmware), "drivers": drivers,
+            "drives": sorted(list(d) for d in drives), "failing_drives": sorted(list(d) for d in failing_drives),
+            "controllers": controllers_of(analysis), "enclosures": enclosures,
+            "signatures": signatures_of(analysis)}
+
+
+# device types that are drives (not enclosures, tapes, optical drives or RAID volumes' own entries)
+DRIVE_TYPES = frozenset({"disk", "nvme"})
+SIGNATURE_MAX = 160
+# kinds that are no fault's signature: lines no grammar knows, and the machine around the storage
+# (a hypervisor underneath, a suspend or resume) where the event table has that kind
+NOT_SIGNATURES = frozenset({"unclassified", "machine"})
+
+
+def controllers_of(analysis) -> list[list[str]]:
+    """[model, firmware, driver] of each controller its driver identified at attach (mpt2sas's
+    and mpt3sas's FWVersion line, qla2xxx's ISP line)."""
+    found = set()
+    for event in analysis.events:
+        if event.get("kind") == "attach" and event.get("detail") == "adapter" and event.get("model"):
+            found.add((_clean(event["model"]), _clean(event.get("revision") or "?"), _clean(event.get("driver") or "")))
+    return sorted(list(c) for c in found)
+
+
+def signatures_of(analysis) -> list[list]:
+    """[signature, first time] of each error signature of the input: the event kind (and detail),
+    its code (sense key/ASC/ASCQ, ATA error bits, NVMe status, SCSI host byte) and the driver of
+    the controller it came through. Setup lines and informational events have none."""
+    from ..logs.events import DETAIL_KINDS, NON_EVENT_KINDS, is_informational
+    host_drivers: dict[int, Counter] = {}
+    for event in analysis.events:
+        if event.get("driver") and event.get("host") is not None:
+            host_drivers.setdefault(event["host"], Counter())[event["driver"]] += 1
+    first: dict[str, str | None] = {}
+    for event in analysis.events:
+        kind = event.get("kind")
+        if not kind or kind in NON_EVENT_KINDS or kind in DETAIL_KINDS or kind in NOT_SIGNATURES \
+                or is_informational(event):
+            continue
+        driver = event.get("driver")
+        if not driver and (kind.startswith("nvme") or str(event.get("device") or "").startswith("nvme")
+                           or event.get("nvme_ctrl")):
+            driver = "nvme"
+        if not driver and event.get("host") in host_drivers:
+            driver = host_drivers[event["host"]].most_common(1)[0][0]
+        parts = [kind.replace("_", " ")] if kind != "sense" else []
+        if event.get("detail"):
+            parts.append(str(event["detail"]).replace("_", " "))
+        parts += _signature_code(event)
+        signature = _clean(" ".join(parts) + (f" ({driver})" if driver else ""))[:SIGNATURE_MAX]
+        when = event.get("time") or None
+        if signature not in first or (when and (first[signature] is None or when < first[signature])):
+            first[signature] = when
+    return sorted([signature, when] for signature, when in first.items())
+
+
+def _signature_code(event: dict) -> list[str]:
+    if event.get("sense_key") is not None:
+        code = f"sense key 0x{event['sense_key']:x}"  # the kind says no more than this
+        if event.get("asc") is not None:
+            code += f" asc/ascq 0x{event['asc']:02x}/0x{(event.get('ascq') or 0):02x}"
+        return [code]
+    if event.get("nvme_status"):
+        return [f"status {event['nvme_status']}"]
+    if event.get("sct") is not None and event.get("sc") is not None:
+        return [f"sct 0x{event['sct']:x} sc 0x{event['sc']:02x}"]
+    if event.get("ata_error"):
+        return [f"error {{ {event['ata_error']} }}"]
+    if event.get("ata_status"):
+        return [f"status {{ {event['ata_status']} }}"]
+    if event.get("host_byte") and event.get("host_byte") != "DID_OK":
+        return [event["host_byte"]]
+    return []
+
+
+def _clean(text) -> str:
+    from ..safetext import escape_control
+    return escape_control(" ".join(str(text).split()))
 
 
 def loose_identity(founds: list[Found]) -> HostIdentity | None:

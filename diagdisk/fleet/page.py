@@ -1,6 +1,10 @@
 """fleet.html: one self-contained page for the whole fleet.
 
-Hosts needing action now (most severe and most certain first); failure counts and rates by drive
+First the patterns across hosts (diagdisk.fleet.cohorts): the cohorts (drive and controller
+firmware, driver and kernel, enclosure, inventory columns) failing above the fleet's rate beyond
+chance, the error signatures several hosts of one cohort share, and cohorts whose new failures
+rise. Then the hosts needing action now (most severe and most certain first, each with the
+pattern its errors belong to); failure counts and rates by drive
 model, firmware revision, controller driver and FRU class, as bar charts; a weekly timeline when
 the report dates span weeks; the inputs that could not be analysed and why. Like the incident
 report it carries its CSS and charts (inline SVG) inline, runs no script, and forbids fetching
@@ -21,6 +25,8 @@ NEEDS_ACTION = ("failure", "degraded", "suspect")
 SEVERITY_RANK = {"critical": 4, "high": 3, "medium": 2, "low": 1, "info": 0}
 MAX_ACTION_ROWS = 500
 MAX_FAILED_ROWS = 500
+MAX_COHORT_ROWS = 100
+MAX_PATTERN_ROWS = 100
 MAX_BARS = 15
 TIMELINE_MIN_DAYS = 14
 CHART_WIDTH = 760
@@ -52,6 +58,8 @@ th { background: #eef1f4; }
 svg text { font: 12px system-ui, sans-serif; fill: #1b2a3a; }
 .bar { fill: #b3261e; } .bar-inputs { fill: #9fb3c8; }
 .charts { display: grid; grid-template-columns: 1fr; gap: 8px; }
+.flag { color: #b3261e; font-weight: 600; }
+#patterns li { margin: 2px 0; }
 @media print { body { background: #fff; } section { break-inside: avoid; } }
 </style>
 </head>
@@ -61,16 +69,45 @@ svg text { font: 12px system-ui, sans-serif; fill: #1b2a3a; }
 <p class="counts"><span>analysed {{ counts.analysed }}</span><span>already analysed (skipped) {{ counts.skipped }}</span><span>failed {{ counts.failed }}</span>{% if counts.excluded %}<span>before --since {{ counts.excluded }}</span>{% endif %}{% if span %}<span>report dates {{ span }}</span>{% endif %}</p>
 </header>
 <main>
+<section id="patterns">
+<h2>Patterns across hosts</h2>
+{% if flagged %}
+<table id="flagged-cohorts">
+<thead><tr><th>Cohort</th><th>Value</th><th>Failing hosts</th><th>Rate (95% interval)</th><th>Fleet rate</th><th>q-value</th><th>Shared signatures</th></tr></thead>
+<tbody>
+{% for cohort in flagged %}
+<tr><td>{{ cohort.label }}</td><td class="flag">{{ cohort.value }}</td><td>{{ cohort.failing_hosts }} of {{ cohort.hosts }}</td>
+<td>{{ cohort.rate_text }}</td><td>{{ cohort.base_text }}</td><td>{{ cohort.q_text }}</td><td>{{ cohort.signatures or "" }}</td></tr>
+{% endfor %}
+</tbody>
+</table>
+{% if flagged_more %}<p class="more">{{ flagged_more }} more in cohorts.parquet</p>{% endif %}
+{% else %}<p class="empty">No cohort fails above the fleet's rate beyond chance ({{ tested }} cohorts tested; cohorts.parquet has them all).</p>{% endif %}
+{% if patterns %}
+<h3>Shared error signatures</h3>
+<ul id="pattern-list">
+{% for pattern in patterns %}<li id="pattern-{{ loop.index }}">{{ pattern.text }}</li>{% endfor %}
+</ul>
+{% if patterns_more %}<p class="more">{{ patterns_more }} more in cohorts.parquet (signatures)</p>{% endif %}
+{% endif %}
+{% if rising %}
+<h3>Rising</h3>
+<ul id="rising-list">
+{% for cohort in rising %}<li>{{ cohort.label }} {{ cohort.value }}: new failing hosts per week {{ cohort.weekly }}</li>{% endfor %}
+</ul>
+{% endif %}
+</section>
 <section id="action">
 <h2>Hosts needing action now</h2>
 {% if action %}
 <table>
-<thead><tr><th>Host</th><th>Verdict</th><th>Severity</th><th>Part</th><th>Where</th><th>Model</th><th>Serial</th><th>Confidence</th><th>Report date</th><th>Report</th></tr></thead>
+<thead><tr><th>Host</th><th>Verdict</th><th>Severity</th><th>Part</th><th>Where</th><th>Model</th><th>Serial</th><th>Confidence</th><th>Report date</th><th>Report</th><th>Across hosts</th></tr></thead>
 <tbody>
 {% for row in action %}
 <tr><td>{{ row.host }}</td><td><span class="status status-{{ row.verdict }}">{{ row.verdict }}</span></td><td>{{ row.severity or "" }}</td>
 <td>{{ row.top_fru or "" }}</td><td>{{ row.where }}</td><td>{{ row.top_model or "" }}</td><td>{{ row.top_serial or "" }}</td>
-<td>{{ row.confidence_text }}</td><td>{{ row.date }}</td><td>{% if row.report_file %}<a href="{{ row.report_link }}">{{ row.report_name }}</a>{% endif %}</td></tr>
+<td>{{ row.confidence_text }}</td><td>{{ row.date }}</td><td>{% if row.report_file %}<a href="{{ row.report_link }}">{{ row.report_name }}</a>{% endif %}</td>
+<td>{% if row.fleet_pattern %}<a href="#{{ row.pattern_anchor }}">{{ row.pattern_text }}</a>{% endif %}</td></tr>
 {% endfor %}
 </tbody>
 </table>
@@ -135,18 +172,24 @@ def _date(value) -> datetime | None:
         return None
 
 
-def render_fleet_page(rows: list[dict], holdings: list[dict], summary) -> str:
+def render_fleet_page(rows: list[dict], holdings: list[dict], summary, cohorts=None) -> str:
+    """``cohorts``: a diagdisk.fleet.cohorts.CohortResult (None: no cohorts section content)."""
     analysed = [row for row in rows if row.get("outcome") == "analysed"]
     needing = [row for row in analysed if row.get("verdict") in NEEDS_ACTION]
     needing.sort(key=lambda r: (-SEVERITY_RANK.get(r.get("severity") or "", -1), -(r.get("confidence") or 0),
                                 str(r.get("host")), str(r.get("input"))))
-    action = [_action_row(row) for row in needing[:MAX_ACTION_ROWS]]
+    anchors = cohorts.row_pattern_ids if cohorts is not None else {}
+    action = [_action_row(row, anchors) for row in needing[:MAX_ACTION_ROWS]]
     failed = sorted((row for row in rows if row.get("outcome") == "failed"), key=lambda r: str(r.get("input")))
     dates = sorted(d for d in (_date(row.get("report_date")) for row in analysed) if d)
     counts = {"total": summary.total, "analysed": summary.analysed, "skipped": summary.skipped,
               "failed": summary.failed, "excluded": summary.excluded}
+    flagged, patterns, rising, tested = _cohort_parts(cohorts)
     environment = jinja2.Environment(autoescape=True)
     return environment.from_string(_TEMPLATE).render(
+        flagged=flagged[:MAX_COHORT_ROWS], flagged_more=max(len(flagged) - MAX_COHORT_ROWS, 0), tested=tested,
+        patterns=patterns[:MAX_PATTERN_ROWS], patterns_more=max(len(patterns) - MAX_PATTERN_ROWS, 0),
+        rising=rising[:MAX_COHORT_ROWS],
         counts=counts, action=action, action_more=max(len(needing) - MAX_ACTION_ROWS, 0),
         failed=failed[:MAX_FAILED_ROWS], failed_more=max(len(failed) - MAX_FAILED_ROWS, 0),
         charts=_charts(analysed, needing, holdings), timeline=_timeline(analysed, dates),
@@ -154,9 +197,30 @@ def render_fleet_page(rows: list[dict], holdings: list[dict], summary) -> str:
         width=CHART_WIDTH, label_width=LABEL_WIDTH, bar_height=BAR_HEIGHT)
 
 
-def _action_row(row: dict) -> dict:
+def _cohort_parts(cohorts) -> tuple[list[dict], list[dict], list[dict], int]:
+    if cohorts is None:
+        return [], [], [], 0
+    from .cohorts import kind_label
+    flagged = []
+    for cohort in cohorts.flagged():
+        flagged.append(dict(cohort, label=kind_label(cohort["kind"]),
+                            rate_text=f"{cohort['rate']:.0%} ({cohort['rate_low']:.0%}\u2013{cohort['rate_high']:.0%})",
+                            base_text=f"{cohort['base_rate']:.1%}", q_text=f"{cohort['q_value']:.2g}"))
+    rising = [dict(cohort, label=kind_label(cohort["kind"])) for cohort in cohorts.rising()]
+    return flagged, list(cohorts.patterns), rising, len(cohorts.cohorts)
+
+
+def _action_row(row: dict, anchors: dict[str, str]) -> dict:
     report_file = row.get("report_file") or ""
-    return dict(row, where=" ".join(x for x in (row.get("top_hctl"), row.get("top_device")) if x),
+    # the host's own verdict, then what the fleet adds: "replace nvme1, or update the drive firmware: ..."
+    part = row.get("top_device") or row.get("top_fru") or "the part"
+    verb = "replace" if row.get("top_fru") == "disk" else "check"
+    pattern_text = f"{verb} {part}, {row['fleet_pattern']}" if row.get("fleet_pattern") else ""
+    # its pattern, when the list shows it; else the section
+    anchor = anchors.get(row.get("input"), "patterns")
+    if anchor.startswith("pattern-") and int(anchor.split("-")[1]) > MAX_PATTERN_ROWS:
+        anchor = "patterns"
+    return dict(row, pattern_text=pattern_text, pattern_anchor=anchor, where=" ".join(x for x in (row.get("top_hctl"), row.get("top_device")) if x),
                 confidence_text=f"{row['confidence']:.2f}" if row.get("confidence") is not None else "",
                 date=str(row.get("report_date") or "")[:10], report_link=report_file,
                 report_name=report_file.rsplit("/", 1)[-1])

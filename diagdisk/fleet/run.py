@@ -7,6 +7,9 @@ has a state file of this version is skipped (unless force), its rows taken from 
 stopped halfway continues where it stopped, and a second run over the same inputs analyses nothing.
 Failed inputs leave no state: the next run tries them again.
 
+The cohorts across hosts (diagdisk.fleet.cohorts: cohorts.parquet, each row's fleet_pattern) are
+computed at the end from every input's rows, whether analysed now or taken from its state.
+
 One input never stops the run: its failure (bad input, a time or memory limit, a crash of its
 analysis process, the death of its worker twice) is a row with a one-line reason.
 """
@@ -24,12 +27,16 @@ from pathlib import Path
 from .. import __version__
 from ..errors import DiagdiskError, InputError
 from ..inputs.safeio import atomic_write, check_not_input, describe_os_error
+from .cohorts import compute_cohorts
 from .job import spec_of
 from .plan import FleetInput, plan_fleet
-from .tables import write_tables
+from .tables import write_cohorts, write_tables
 
 STATE_FOLDER = "state"
 REPORTS_FOLDER = "reports"
+# what a state file holds; a state of another format is analysed again (format 2: the holdings
+# the cohorts are made of)
+STATE_FORMAT = 2
 
 
 @dataclass
@@ -42,6 +49,7 @@ class FleetOptions:
     memory_bytes: int = 4 << 30        # address space of one input's analysis process (0: no cap)
     checkpoint_every: int = 100        # tables rewritten after this many inputs
     rules_dirs: list[str] = field(default_factory=list)
+    inventory: str | None = None       # hosts.csv: a host column and one column per cohort kind
 
 
 @dataclass
@@ -53,6 +61,9 @@ class FleetSummary:
     excluded: int = 0
     seconds: float = 0.0
     notes: list[str] = field(default_factory=list)
+    flagged: list[str] = field(default_factory=list)    # flagged cohorts, one line each, most certain first
+    patterns: list[str] = field(default_factory=list)   # patterns across hosts, one line each
+    rising: list[str] = field(default_factory=list)     # cohorts whose weekly failures rise
 
 
 class SerialExecutor:
@@ -178,6 +189,8 @@ def run_fleet(paths: list[str], out: str | Path, options: FleetOptions | None = 
     out = Path(out)
     absolute = [path if path == "-" else os.path.abspath(path) for path in paths]
     planned, notes = plan_fleet(absolute)
+    from .cohorts import read_inventory
+    inventory = read_inventory(options.inventory) if options.inventory else {}
     summary = FleetSummary(total=len(planned), notes=notes)
     check_not_input(out, [path for path in absolute if path != "-"])
     for folder in (out, out / STATE_FOLDER, out / REPORTS_FOLDER):
@@ -210,22 +223,45 @@ def run_fleet(paths: list[str], out: str | Path, options: FleetOptions | None = 
         executor.close()
         progress.update(completed, summary.failed, force=True)
         progress.finish()
-        write_tables(out, list(rows.values()), [s for group in suspects.values() for s in group])
+        cohorts = None
+        try:
+            cohorts = compute_cohorts([(rows[i], suspects[i], holdings[i]) for i in rows], inventory)
+        finally:
+            patterns = cohorts.row_patterns if cohorts else {}
+            for row in rows.values():
+                row["fleet_pattern"] = patterns.get(row["input"])
+            write_tables(out, list(rows.values()), [s for group in suspects.values() for s in group])
+    write_cohorts(out, cohorts.cohorts)
+    _summarise_cohorts(cohorts, summary)
     from .page import render_fleet_page
-    atomic_write(out / "fleet.html", render_fleet_page(list(rows.values()), list(holdings.values()), summary))
+    atomic_write(out / "fleet.html", render_fleet_page(list(rows.values()), list(holdings.values()), summary,
+                                                       cohorts))
     summary.seconds = time.monotonic() - started
     return summary
 
 
+def _summarise_cohorts(cohorts, summary: FleetSummary) -> None:
+    from .cohorts import kind_label
+    for cohort in cohorts.flagged():
+        summary.flagged.append(
+            f"{kind_label(cohort['kind'])} {cohort['value']}: {cohort['failing_hosts']} of {cohort['hosts']} hosts "
+            f"failing ({cohort['rate']:.0%}, 95% {cohort['rate_low']:.0%}-{cohort['rate_high']:.0%}; fleet "
+            f"{cohort['base_rate']:.1%}; q={cohort['q_value']:.2g})")
+    summary.patterns = [pattern["text"] for pattern in cohorts.patterns]
+    summary.rising = [f"{kind_label(c['kind'])} {c['value']}: weekly new failures rising (p={c['trend_p_value']:.2g})"
+                      for c in cohorts.rising()]
+
+
 def _load_states(folder: Path) -> dict[str, dict]:
-    """State files of this diagdisk version, by content hash; others are analysed again."""
+    """State files of this diagdisk version and format, by content hash; others are analysed again."""
     states = {}
     for path in sorted(folder.glob("*.json")):
         try:
             state = json.loads(path.read_text(encoding="utf-8"))
         except (OSError, ValueError):
             continue  # a damaged state file: the input is analysed again
-        if isinstance(state, dict) and state.get("diagdisk_version") == __version__ and state.get("content_hash"):
+        if isinstance(state, dict) and state.get("diagdisk_version") == __version__ and state.get("content_hash") \
+                and state.get("state_format") == STATE_FORMAT:
             states[state["content_hash"]] = state
     return states
 
@@ -254,7 +290,8 @@ def _record(out: Path, item: FleetInput, result: dict, states: dict, options: Fl
                 from ..report.html import render_html
                 atomic_write(out / REPORTS_FOLDER / f"{stem}.html", render_html(report))
             writer = item.key
-        state = {"diagdisk_version": __version__, "content_hash": digest, "outcome": "analysed",
+        state = {"diagdisk_version": __version__, "state_format": STATE_FORMAT, "content_hash": digest,
+                 "outcome": "analysed",
                  "report_file": report_file, "row": result["row"], "suspects": result["suspects"],
                  "holds": result.get("holds") or {}}
         atomic_write(out / STATE_FOLDER / f"{digest}.json", json.dumps(state, default=str) + "\n")
@@ -262,7 +299,8 @@ def _record(out: Path, item: FleetInput, result: dict, states: dict, options: Fl
         return _rows_from_state(item, state)
     if status == "excluded":
         summary.excluded += 1
-        state = {"diagdisk_version": __version__, "content_hash": digest, "outcome": "excluded",
+        state = {"diagdisk_version": __version__, "state_format": STATE_FORMAT, "content_hash": digest,
+                 "outcome": "excluded",
                  "report_file": None, "row": {"host": result.get("host"), "failure_reason": result.get("reason")},
                  "suspects": [], "holds": {}}
         if options.since is None:  # only a --since run excludes; nothing to remember otherwise

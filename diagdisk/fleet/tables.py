@@ -37,6 +37,9 @@ FLEET_COLUMNS: list[tuple[str, str, str]] = [
     ("md_degraded_arrays", "string", "their names, ';'-separated"),
     ("devices", "int64", "devices in the report's device table"),
     ("performance_findings", "string", "reserved for the performance diagnosis (sar/iostat); empty until then"),
+    ("fleet_pattern", "string", "what the patterns across hosts its errors belong to add to its verdict, '; '-separated: "
+                                "'or update the drive firmware: the same fault on N other hosts with drive firmware X "
+                                "(signatures)' (cohorts.parquet)"),
     ("report_file", "string", "the JSON report, relative to the fleet folder"),
     ("diagdisk_version", "string", "diagdisk version that analysed the input"),
 ]
@@ -58,6 +61,33 @@ SUSPECT_COLUMNS: list[tuple[str, str, str]] = [
     ("score", "float64", "ranking score (docs/rules.md)"),
     ("rule_ids", "string", "';'-separated rule ids"),
     ("md_arrays", "string", "md arrays it belongs to, ';'-separated"),
+]
+
+# cohorts.parquet: one row per cohort (diagdisk.fleet.cohorts)
+COHORT_COLUMNS: list[tuple[str, str, str]] = [
+    ("kind", "string", "drive (model and firmware), controller (model and firmware), driver (driver and kernel "
+                       "release), enclosure (model), or an --inventory column (rack, site...)"),
+    ("value", "string", "what the cohort's hosts share: 'Samsung SSD 970 EVO 500GB 2B2QEXE7', 'mpt3sas 5.14.0-362.el9'"),
+    ("part_class", "string", "the part whose failure counts: disk, controller (its bus and paths too), behind the "
+                             "driver (any part), enclosure (its power too), any part (inventory columns)"),
+    ("hosts", "int64", "hosts in the cohort (a host with several inputs counts once)"),
+    ("failing_hosts", "int64", "hosts of the cohort with a suspect of that part class (for a drive cohort: a drive of "
+                               "that model and firmware)"),
+    ("rate", "float64", "failing_hosts / hosts"),
+    ("rate_low", "float64", "lower end of its 95% Wilson score interval"),
+    ("rate_high", "float64", "upper end of its 95% Wilson score interval"),
+    ("base_rate", "float64", "the fleet's rate for the same kind: failing hosts / hosts, over every cohort of the kind"),
+    ("p_value", "float64", "one-sided exact binomial test: the chance of this many failing hosts or more were each "
+                               "host failing at base_rate"),
+    ("q_value", "float64", "its Benjamini-Hochberg adjusted value, across every cohort tested"),
+    ("flagged", "bool", "q_value <= 0.05, rate above the base rate and at least 3 failing hosts"),
+    ("signatures", "string", "the patterns across hosts found in this cohort, '; '-separated: signature on k of n hosts"),
+    ("weekly", "string", "per week (its Monday) with reports: hosts failing for the first time / hosts reporting, "
+                         "'; '-separated"),
+    ("rising", "bool", "new failing hosts gather in the last 4 weeks beyond what the cohort's reports in those weeks "
+                       "and its kind's weekly rate of new failures give (q-value <= 0.05, at least 3 of them); "
+                       "false when the reports span under 8 weeks"),
+    ("trend_p_value", "float64", "the trend test's one-sided p-value (empty when not tested)"),
 ]
 
 EVENT_PREFIX = "events_"
@@ -102,6 +132,12 @@ def _typed(frame, columns, extra_int=()):
     for name in extra_int:
         frame[name] = frame[name].fillna(0).astype("int64")
     return frame
+
+
+def write_cohorts(folder: Path, cohorts) -> None:
+    """cohorts.parquet under ``folder``, replaced whole."""
+    frame = cohorts[[name for name, _, _ in COHORT_COLUMNS]]
+    _replace(folder / "cohorts.parquet", lambda path: frame.to_parquet(path, index=False, engine="pyarrow"))
 
 
 def write_tables(folder: Path, rows: list[dict], suspects: list[dict]) -> None:

@@ -204,8 +204,8 @@ def test_the_fleet_command_writes_everything_and_exits_3_when_inputs_failed(flee
     result = CliRunner().invoke(main, ["fleet", str(fleet_inputs / "uploads"), "-o", str(out), "--workers", "2"])
     assert result.exit_code == ExitCode.PARTIAL, result.stderr
     assert "7 inputs: 5 analysed, 0 already analysed, 2 failed" in result.stderr
-    assert {p.name for p in out.iterdir()} == {"fleet.csv", "fleet.parquet", "suspects.parquet", "fleet.html",
-                                               "reports", "state"}
+    assert {p.name for p in out.iterdir()} == {"fleet.csv", "fleet.parquet", "suspects.parquet", "cohorts.parquet",
+                                               "fleet.html", "reports", "state"}
     import pandas as pd
     csv = pd.read_csv(out / "fleet.csv")
     assert len(csv) == 7 and set(csv.diagdisk_version) == {__version__}
@@ -219,10 +219,12 @@ def test_the_fleet_refuses_to_write_into_an_input(fleet_inputs):
 
 
 def test_docs_describe_every_column():
-    from diagdisk.fleet.tables import FLEET_COLUMNS, SUSPECT_COLUMNS
+    from diagdisk.fleet.cohorts import COHORT_FIELDS
+    from diagdisk.fleet.tables import COHORT_COLUMNS, FLEET_COLUMNS, SUSPECT_COLUMNS
     doc = (Path(__file__).resolve().parents[2] / "docs" / "fleet.md").read_text()
-    for name, _, _ in FLEET_COLUMNS + SUSPECT_COLUMNS:
+    for name, _, _ in FLEET_COLUMNS + SUSPECT_COLUMNS + COHORT_COLUMNS:
         assert f"`{name}`" in doc, name
+    assert [name for name, _, _ in COHORT_COLUMNS] == COHORT_FIELDS
     assert "`events_<kind>`" in doc
 
 

@@ -1,5 +1,6 @@
-"""fleet.html: structure (parsed), order of the hosts needing action, rates, the timeline only when
-dates span weeks, escaping, and a real browser rendering it with a quiet console."""
+"""fleet.html: structure (parsed), the patterns across hosts first, order of the hosts needing
+action, rates, the timeline only when dates span weeks, escaping, and a real browser rendering it
+with a quiet console."""
 
 from __future__ import annotations
 
@@ -11,6 +12,7 @@ from diagdisk.fleet.page import MAX_ACTION_ROWS, render_fleet_page
 from diagdisk.fleet.run import FleetSummary
 
 from html_dom import parse
+from test_cohorts import _fleet as cohort_fleet
 
 HOSTILE = '<script>alert("x")</script><img src=x onerror=alert(1)>'
 
@@ -46,6 +48,48 @@ def _fleet(days=1):
 @pytest.fixture(scope="module")
 def page():
     return parse(render_fleet_page(*_fleet()))
+
+
+def _cohorts(inventory=None):
+    from diagdisk.fleet.cohorts import compute_cohorts
+    return compute_cohorts(cohort_fleet(), inventory)
+
+
+def _with_cohorts(days=1, inventory=None):
+    rows, holdings, summary = _fleet(days)
+    cohorts = _cohorts(inventory)
+    rows[0]["fleet_pattern"] = cohorts.row_patterns["/in/bad000-0.tar.gz"]
+    cohorts.row_pattern_ids[rows[0]["input"]] = cohorts.row_pattern_ids["/in/bad000-0.tar.gz"]
+    return render_fleet_page(rows, holdings, summary, cohorts)
+
+
+def test_patterns_across_hosts_come_first():
+    dom = parse(_with_cohorts())
+    sections = dom.find("main").find_all("section")
+    assert [s.attrs["id"] for s in sections][:2] == ["patterns", "action"]
+    flagged = _cells(sections[0].by_id("flagged-cohorts"))
+    assert flagged == [["drive firmware", "Samsung SSD 970 EVO 500GB BAD1", "12 of 40", "30% (18%\u201345%)", "4.5%",
+                        flagged[0][5], "io error (nvme), nvme reset controller down (nvme) on 12 of 40 hosts"]]
+    assert float(flagged[0][5]) < 0.05
+    patterns = sections[0].by_id("pattern-list").find_all("li")
+    assert [li.attrs["id"] for li in patterns] == ["pattern-1"]
+    assert patterns[0].words().startswith("io error (nvme), nvme reset controller down (nvme) on 12 of 40 nvme hosts")
+    # the host's row names its pattern and links to the section
+    action = dom.by_id("action")
+    links = [a for a in action.find_all("a") if a.attrs["href"] == "#pattern-1"]
+    assert len(links) == 1
+    assert links[0].words().startswith("replace sdb, or update the drive firmware: the same fault on 11 other hosts "
+                                       "with drive firmware Samsung SSD 970 EVO 500GB BAD1")
+
+
+def test_without_a_flagged_cohort_the_section_says_so():
+    from diagdisk.fleet.cohorts import compute_cohorts
+    rows, holdings, summary = _fleet()
+    quiet = compute_cohorts(cohort_fleet(planted_failing=1))
+    section = parse(render_fleet_page(rows, holdings, summary, quiet)).by_id("patterns")
+    assert "No cohort fails above the fleet's rate beyond chance" in section.words()
+    assert f"({len(quiet.cohorts)} cohorts tested;" in section.words()
+    assert section.find_all(id="pattern-list") == []
 
 
 def _cells(section):
@@ -86,6 +130,15 @@ def test_timeline_only_when_report_dates_span_weeks():
     assert "week of 2024-02-26: 5 inputs" in titles and "week of 2024-02-26: 3 needing action" in titles
 
 
+def test_cohort_values_from_an_inventory_are_escaped():
+    inventory = {f"bad{i:03d}": {"rack": HOSTILE} for i in range(40)}
+    inventory.update({f"good{i:03d}": {"rack": f"r{i % 10}"} for i in range(400)})
+    html = _with_cohorts(inventory=inventory)
+    assert "<script>" not in html and "<img" not in html
+    section = parse(html).by_id("patterns")
+    assert HOSTILE in section.by_id("flagged-cohorts").text()
+
+
 def test_every_string_from_an_input_is_escaped_and_nothing_is_fetched():
     rows, holdings, summary = _fleet()
     rows[0]["host"] = HOSTILE
@@ -113,11 +166,14 @@ def test_a_huge_fleet_page_stays_bounded():
 def test_a_real_browser_renders_the_fleet_page_with_a_quiet_console(tmp_path):
     from test_html_browser import console_messages, run_chromium
     path = tmp_path / "fleet.html"
-    path.write_text(render_fleet_page(*_fleet(days=40)), encoding="utf-8")
+    path.write_text(_with_cohorts(days=40), encoding="utf-8")
     result = run_chromium(path, "--dump-dom")
     assert result.returncode == 0, result.stderr[-2000:]
     assert console_messages(result.stderr) == []
     dom = parse(result.stdout)
+    assert dom.find("main").find("section").attrs["id"] == "patterns"
+    assert "Samsung SSD 970 EVO 500GB BAD1" in dom.by_id("flagged-cohorts").words()
+    assert dom.by_id("pattern-1")
     assert [row[0] for row in _cells(dom.by_id("action"))] == ["db2", "db1", "web2", "web1"]
     assert dom.by_id("timeline").find("svg")
     shot = tmp_path / "fleet.png"
