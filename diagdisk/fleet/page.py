@@ -210,12 +210,18 @@ def _cohort_parts(cohorts) -> tuple[list[dict], list[dict], list[dict], int]:
     return flagged, list(cohorts.patterns), rising, len(cohorts.cohorts)
 
 
-def _action_row(row: dict, anchors: dict[str, str]) -> dict:
-    report_file = row.get("report_file") or ""
-    # the host's own verdict, then what the fleet adds: "replace nvme1, or update the drive firmware: ..."
+def across_hosts_line(row: dict) -> str:
+    """The host's own verdict, then what the fleet adds: "replace nvme1, or update the drive firmware: ..."."""
+    if not row.get("fleet_pattern"):
+        return ""
     part = row.get("top_device") or row.get("top_fru") or "the part"
     verb = "replace" if row.get("top_fru") == "disk" else "check"
-    pattern_text = f"{verb} {part}, {row['fleet_pattern']}" if row.get("fleet_pattern") else ""
+    return f"{verb} {part}, {row['fleet_pattern']}"
+
+
+def _action_row(row: dict, anchors: dict[str, str]) -> dict:
+    report_file = row.get("report_file") or ""
+    pattern_text = across_hosts_line(row)
     # its pattern, when the list shows it; else the section
     anchor = anchors.get(row.get("input"), "patterns")
     if anchor.startswith("pattern-") and int(anchor.split("-")[1]) > MAX_PATTERN_ROWS:

@@ -233,11 +233,30 @@ def run_fleet(paths: list[str], out: str | Path, options: FleetOptions | None = 
             write_tables(out, list(rows.values()), [s for group in suspects.values() for s in group])
     write_cohorts(out, cohorts.cohorts)
     _summarise_cohorts(cohorts, summary)
+    if options.html:
+        _link_patterns_in_pages(out, list(rows.values()), cohorts)
     from .page import render_fleet_page
     atomic_write(out / "fleet.html", render_fleet_page(list(rows.values()), list(holdings.values()), summary,
                                                        cohorts))
     summary.seconds = time.monotonic() - started
     return summary
+
+
+def _link_patterns_in_pages(out: Path, rows: list[dict], cohorts) -> None:
+    """Each affected host's page says what the fleet adds to its verdict and links the pattern in
+    fleet.html (its JSON report stays what `analyze` gives)."""
+    from ..report.html import render_html
+    from .page import across_hosts_line
+    for row in rows:
+        if not row.get("fleet_pattern") or not row.get("report_file"):
+            continue
+        try:
+            report = json.loads((out / row["report_file"]).read_text(encoding="utf-8"))
+        except (OSError, ValueError):
+            continue
+        anchor = cohorts.row_pattern_ids.get(row.get("input"), "patterns")
+        atomic_write((out / row["report_file"]).with_suffix(".html"),
+                     render_html(report, {"text": across_hosts_line(row), "link": f"../fleet.html#{anchor}"}))
 
 
 def _summarise_cohorts(cohorts, summary: FleetSummary) -> None:

@@ -106,14 +106,17 @@ class DeviceCard:
     other_sectors: Capped = field(default_factory=lambda: Capped([], 0))
 
 
-def render_html(report: dict) -> str:
-    """The report dict (schema diagdisk.report/1) as one self-contained HTML page."""
+def render_html(report: dict, across_hosts: dict | None = None) -> str:
+    """The report dict (schema diagdisk.report/1) as one self-contained HTML page. `across_hosts`
+    ({"text", "link"}) is what a fleet run adds to one host's page: the pattern its errors belong to."""
     if not isinstance(report, dict):
         raise InputError(f"cannot render HTML: expected a report object, got {type(report).__name__}")
     schema = report.get("schema")
     if schema not in (None, SCHEMA):
         raise InputError(f"cannot render HTML: unsupported report schema {schema!r} (expected {SCHEMA!r})")
-    return _environment().get_template(TEMPLATE_NAME).render(build_view(report))
+    view = build_view(report)
+    view["across_hosts"] = across_hosts if isinstance(across_hosts, dict) and across_hosts.get("text") else None
+    return _environment().get_template(TEMPLATE_NAME).render(view)
 
 
 @functools.cache

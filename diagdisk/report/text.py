@@ -258,13 +258,13 @@ def _weighing_lines(inference: dict | None, width: int) -> list[str]:
     each other one loses (docs/inference.md)."""
     if not inference or not inference.get("explanations"):
         return []
-    lines = ["  Weighing of the explanations (probability):"]
+    lines = ["", "Weighing of the explanations (probability):"]
     for index, entry in enumerate(inference["explanations"][:3]):
         if index == 0:
             shown = ", ".join(f"{e['what']} at {e['source']}:{e['line']}" for e in entry.get("evidence", [])[:2])
             text = f"{entry['probability']:.2f} {entry['name']}" + (f": {shown}" if shown else "")
         else:
             text = f"{entry['probability']:.2f} {entry['name']}" + (f": {entry['why_not']}" if entry.get("why_not") else "")
-        lines += textwrap.wrap(escape_control(text), width=width, initial_indent="    ", subsequent_indent="      ",
+        lines += textwrap.wrap(escape_control(text), width=width, initial_indent="  ", subsequent_indent="    ",
                                break_long_words=False, break_on_hyphens=False)
     return lines

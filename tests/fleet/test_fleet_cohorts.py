@@ -48,7 +48,7 @@ def run(paths, out, **options):
 @pytest.fixture(scope="module")
 def analysed(sample_fleet, tmp_path_factory):
     out = tmp_path_factory.mktemp("sample-fleet-out")
-    summary = run([sample_fleet], out)
+    summary = run([sample_fleet], out, html=True)
     return out, summary
 
 
@@ -75,6 +75,21 @@ def test_each_failing_hosts_row_carries_the_pattern(analysed):
     assert all(text.startswith(f"or update the drive firmware: the same fault on 11 other hosts with drive firmware "
                                f"{FAILING_MODEL} (") for text in with_pattern.fleet_pattern)
     assert "fleet_pattern" in pd.read_csv(out / "fleet.csv").columns
+
+
+def test_each_failing_hosts_page_links_its_pattern_and_the_json_stays_analyze_s(analysed):
+    import json
+
+    import pandas as pd
+    out, _ = analysed
+    fleet = pd.read_parquet(out / "fleet.parquet")
+    failing = fleet[fleet.host == "gpu03"].iloc[0]
+    healthy = fleet[fleet.host == "web07"].iloc[0]
+    page = (out / failing.report_file).with_suffix(".html").read_text(encoding="utf-8")
+    assert 'id="across-hosts"' in page and 'href="../fleet.html#pattern-' in page
+    assert "or update the drive firmware" in page
+    assert 'id="across-hosts"' not in (out / healthy.report_file).with_suffix(".html").read_text(encoding="utf-8")
+    assert "fleet_pattern" not in json.loads((out / failing.report_file).read_text(encoding="utf-8"))
 
 
 def test_fleet_html_opens_with_the_patterns_across_hosts(analysed):
