@@ -343,6 +343,8 @@ def _read_samples(source, names: Names, limits: Limits, cap: int) -> tuple[PerfS
                                                                    limits.max_table_bytes * 16, source.warnings),
                                                   source.name)
             collected = _collect(samples, info, names, cap, text_source.interval)
+            if text_source.kind == "iostat -o JSON":
+                info.kind = text_source.kind
         elif fmt == "sadf_csv":
             text_source, samples = iter_sadf_csv(_lines(source, limits), source.name)
             collected = _collect(samples, info, names, cap, None)

@@ -114,3 +114,16 @@ def test_decimal_commas_repeated_headers_and_partitions(tmp_path):
     assert section["series"]["sda"]["util"] == [99.0]
     assert section["series"]["sda1"]["util"] == [99.0]
     assert section["sources"][0]["locale"]["decimal_comma"] is True
+
+
+def test_iostat_json_output_is_read_by_its_keys(tmp_path):
+    path = Path(__file__).parent / "fixtures" / "iostat-12.x-o-json.json"
+    analysis = analyze([str(path)])
+    findings, verdict = evaluate_rules(RULES, analysis)
+    report = build_report(analysis, findings, verdict,
+                          evaluate_performance_rules(RULES, analysis.performance, findings, analysis.topology))
+    section = report["performance"]
+    assert section["sources"][0]["kind"] == "iostat -o JSON"
+    assert any("since boot" in w for w in section["sources"][0]["warnings"])
+    assert section["series"]["sda"]["util"] == [99.0] and section["series"]["sda"]["aqu"] == [8.7]
+    assert ("saturated", "sda") in findings_of(report)
