@@ -562,6 +562,8 @@ def _groups(data: PerformanceData, names: Names, topology) -> None:
             add(f"lv:{mapper}", "LV legs", dm if dm in data.devices else None, [_member(p, data) for p in pvs])
     for members in _same_writes(data):
         add(f"writes:{'+'.join(members)}", "same writes", None, members)
+    for members in _same_writes(data, reads=True):
+        add(f"reads:{'+'.join(members)}", "same reads", None, members)
     by_model: dict[tuple, list[str]] = {}
     for device in data.devices.values():
         if device.model and device.cls in ("hdd", "ssd", "nvme", "unknown") and not device.groups:
@@ -573,23 +575,25 @@ def _groups(data: PerformanceData, names: Names, topology) -> None:
 
 
 _W, _WKB = INDEX["w_s"], INDEX["wkb_s"]
+_R, _RKB = INDEX["r_s"], INDEX["rkb_s"]
 SAME_WRITES_TOLERANCE = 0.05
 SAME_WRITES_MIN_WS = 5.0
 
 
-def _writes_by_time(rows):
+def _writes_by_time(rows, count: int = _W, kb: int = _WKB):
     """(times, w/s, wkB/s) of the samples that write at least SAME_WRITES_MIN_WS requests a second,
     one per time (the last, as a dict by time keeps), sorted by time; None when there are none.
-    Samples without a time are left out: they match no other device's."""
+    Samples without a time are left out: they match no other device's. `count`, `kb`: the columns
+    (r/s and rkB/s for reads)."""
     import numpy
 
-    rows = rows[rows[:, _W] >= SAME_WRITES_MIN_WS]   # NaN compares false: no writes figure
+    rows = rows[rows[:, count] >= SAME_WRITES_MIN_WS]   # NaN compares false: no writes figure
     rows = rows[~numpy.isnan(rows[:, 0])]
     if not len(rows):
         return None
     times, last = numpy.unique(rows[::-1, 0], return_index=True)
     rows = rows[::-1][last]
-    return times, rows[:, _W], rows[:, _WKB]
+    return times, rows[:, count], rows[:, kb]
 
 
 # cells of the (devices x times) grids _matching_writes fills at a time
@@ -634,11 +638,13 @@ def _matching_writes(candidates: list) -> tuple:
     return common, same
 
 
-def _same_writes(data: PerformanceData) -> list[list[str]]:
+def _same_writes(data: PerformanceData, reads: bool = False) -> list[list[str]]:
     """Whole disks outside any known group whose writes match within 5% (requests and kB) in at
     least 80% of the samples where they write: mirror members (md RAID 1, ZFS mirrors, a hardware
     mirror's halves) receive every write twice, so their write load is the same by construction.
-    Stacked devices (md, dm) and partitions are left out: they repeat their members' writes."""
+    Stacked devices (md, dm) and partitions are left out: they repeat their members' writes.
+    `reads`: the same over reads, which only a check or resync, or a striped array's spread,
+    make alike (a mirror splits its reads): the peers of a RAID check that a table does not name."""
     import numpy
 
     candidates = {}
@@ -646,7 +652,7 @@ def _same_writes(data: PerformanceData) -> list[list[str]]:
         series = data.series.get(name)
         if (series is None or device.groups or device.cls in ("md", "dm", "other") or devnames.is_partition(name)):
             continue
-        writes = _writes_by_time(series.matrix())
+        writes = _writes_by_time(series.matrix(), *((_R, _RKB) if reads else (_W, _WKB)))
         if writes is not None:
             candidates[name] = writes
     names = sorted(candidates)

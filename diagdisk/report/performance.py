@@ -153,7 +153,8 @@ def finding_line(finding: dict) -> str:
                                       for name, figure in finding["figures"].items())))
     window = finding["window"]
     if window.get("single_sample"):
-        span = "single sample"
+        span = (f"single sample: {window.get('matching_samples', 1)} of {window.get('device_samples', 1)} read, "
+                f"too few to tell a lasting load from a moment; confidence {finding.get('confidence')}")
     elif finding.get("scope") == "perf_devices":
         span = f"over {window['samples']} samples"
     else:
