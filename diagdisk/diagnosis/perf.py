@@ -25,7 +25,7 @@ from ..performance.read import PerformanceData
 from .perf_fields import _DERIVED, _DEVICE_FIELDS, PERF_FIELDS, SERIES_FIELDS  # noqa: F401 - PERF_FIELDS for callers
 
 MAX_EVIDENCE = 20
-_FIGURE_NAMES = {"util": ("util", "%"), "aqu": ("aqu", ""), "await": ("await", " ms"), "svctm": ("svctm", " ms"),
+_FIGURE_NAMES = {"util": ("util", "%"), "aqu": ("aqu", ""), "rareq_kb": ("read size", " kB"), "wareq_kb": ("write size", " kB"), "await": ("await", " ms"), "svctm": ("svctm", " ms"),
                  "iops": ("IOPS", ""), "areq_kb": ("req", " kB"), "mb_s": ("MB/s", ""), "r_await": ("r_await", " ms"),
                  "w_await": ("w_await", " ms")}
 
@@ -66,6 +66,9 @@ def interval_frame(data: PerformanceData) -> pd.DataFrame:
         previous = frame.groupby(["device", "_segment"])["await"].shift(1)
         frame["await_rise"] = np.where(previous > 0, frame["await"] / previous, np.nan)
         frame["r_share"] = np.where(frame["iops"] > 0, frame["r_s"] / frame["iops"], np.nan)
+        frame["w_share"] = np.where(frame["iops"] > 0, frame["w_s"] / frame["iops"], np.nan)
+        frame["rareq_kb"] = np.where(frame["r_s"] > 0, frame["rkb_s"] / frame["r_s"], np.nan)
+        frame["wareq_kb"] = np.where(frame["w_s"] > 0, frame["wkb_s"] / frame["w_s"], np.nan)
         frame["areq_x_max_sectors"] = frame["areq_kb"] / pd.to_numeric(frame["max_sectors_kb"], errors="coerce")
         # While a device is busy at least one request is in flight, so the average queue can never
         # be below the busy fraction: when it is (by half), %util is inflated (blk-mq accounting)

@@ -109,12 +109,12 @@ def _iso(t: float) -> str:
     return datetime.fromtimestamp(t, timezone.utc).replace(tzinfo=None).isoformat()
 
 
-_UNITS = {"util": "%", "await": " ms", "svctm": " ms", "r_await": " ms", "w_await": " ms", "areq_kb": " kB",
+_UNITS = {"util": "%", "await": " ms", "rareq_kb": " kB", "wareq_kb": " kB", "queue": "", "svctm": " ms", "r_await": " ms", "w_await": " ms", "areq_kb": " kB",
           "mb_s": " MB/s", "peers_await_median": " ms", "peers_svctm_median": " ms", "members_await_max": " ms",
           "members_util_max": "%", "peers_util_max": "%", "read_ahead_kb": " kB", "max_sectors_kb": " kB",
           "max_hw_sectors_kb": " kB", "write_areq_kb_median": " kB", "areq_kb_median": " kB", "areq_kb_p95": " kB",
           "util_p95": "%", "await_p95": " ms", "read_mb_s_p95": " MB/s"}
-_LABELS = {"aqu": "queue", "areq_kb": "request", "mb_s": "", "iops": "IOPS", "svctm": "svctm",
+_LABELS = {"aqu": "queue", "queue": "queue (checked by Little's law)", "rareq_kb": "read size", "wareq_kb": "write size", "areq_kb": "request", "mb_s": "", "iops": "IOPS", "svctm": "svctm",
            "peers_await_median": "peers' await", "peers_svctm_median": "peers' svctm", "peers_util_max": "peers' util max",
            "members_await_max": "members' await max", "members_util_max": "members' util max"}
 
