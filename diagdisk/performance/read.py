@@ -10,6 +10,7 @@ duplicate rather than counted twice.
 
 from __future__ import annotations
 
+import multiprocessing
 import os
 from array import array
 import re
@@ -84,9 +85,10 @@ class PerformanceData:
 
 
 def read_performance(sources: list, topology, limits: Limits | None = None, cap: int = DEFAULT_CAP,
-                     run_sadf: bool = True) -> PerformanceData | None:
+                     run_sadf: bool = True, jobs: int | None = None) -> PerformanceData | None:
     """PerformanceData of the sources (diagdisk.inputs.sources.Source) in PERF_FORMATS; None when
-    the input holds none that give samples, settings or pressure."""
+    the input holds none that give samples, settings or pressure. `jobs`: worker processes that
+    read saDD days at once (default: one per CPU)."""
     limits = limits or Limits()
     mine = [s for s in sources if s.format in PERF_FORMATS and not getattr(s, "duplicate_of", None)]
     if not any(s.format in SAMPLE_FORMATS + ("pressure_io", "sa_binary") for s in mine):
@@ -105,8 +107,8 @@ def read_performance(sources: list, topology, limits: Limits | None = None, cap:
     # read first, and the sar text and sadf -x of the same day are not read again
     binary_days: dict[str, str] = {}
     refused: dict[str, list[str]] = {}
-    for source in sorted((s for s in mine if s.format == "sa_binary"), key=lambda s: s.name):
-        info, collected = _read_binary(source, names, cap)
+    binaries = sorted((s for s in mine if s.format == "sa_binary"), key=lambda s: s.name)
+    for source, (info, collected) in zip(binaries, _read_binaries(binaries, names, cap, jobs)):
         if info.status == "read":
             data.sources.append(info)
             raw.append((info, collected))
@@ -200,6 +202,13 @@ def _line_batches(source, limits: Limits, raw: bool = False):
     for chunk, _ in iter_chunks(source.path, chunk_size=TEXT_CHUNK, warnings=source.warnings, name=source.name,
                                 max_bytes=limits.max_file_bytes):
         yield chunk if raw and plain_chunk(chunk) else decode_log_bytes(chunk).splitlines()
+
+
+@dataclass
+class _BinarySource:
+    path: Path
+    name: str
+    warnings: list
 
 
 @dataclass
@@ -396,9 +405,29 @@ def _day_of(name: str) -> str | None:
     return match.group(1) if match else None
 
 
-def _read_binary(source, names: Names, cap: int) -> tuple[PerfSource, _Collected]:
+# Days are read by worker processes from this many saDD files on: below it, starting the workers
+# costs more than they save (a day of 10-minute data reads in tens of milliseconds).
+PARALLEL_DAYS = 4
+
+
+def _read_binaries(sources: list, names: Names, cap: int, jobs: int | None) -> list[tuple[PerfSource, _Collected]]:
+    """_read_binary of each saDD, days in parallel on forked workers: each day is a file of its
+    own, and a worker gives back that day's bounded series (memory follows the devices and the
+    days, not the samples a day holds)."""
+    tasks = [(source.path, source.name, [str(w) for w in source.warnings]) for source in sources]
+    jobs = min(jobs or os.cpu_count() or 1, len(tasks))
+    if jobs <= 1 or len(tasks) < PARALLEL_DAYS or "fork" not in multiprocessing.get_all_start_methods():
+        return [_read_binary(*task, names, cap) for task in tasks]
+    from concurrent.futures import ProcessPoolExecutor
+
+    with ProcessPoolExecutor(max_workers=jobs, mp_context=multiprocessing.get_context("fork")) as pool:
+        return list(pool.map(_read_binary, *zip(*tasks), [names] * len(tasks), [cap] * len(tasks)))
+
+
+def _read_binary(path, name: str, warnings: list[str], names: Names, cap: int) -> tuple[PerfSource, _Collected]:
     """A saDD read directly (performance.sabinary); a file of another sysstat format, or not a
     saDD at all, is left with a one-line warning for _binary to try through sadf."""
+    source = _BinarySource(path, name, warnings)
     info = PerfSource(source.name, "saDD (binary)", status="present, not read")
     try:
         sa_file, blocks = read_sa_binary(source.path, source.name)
