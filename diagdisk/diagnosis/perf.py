@@ -19,7 +19,7 @@ import math
 import numpy as np
 import pandas as pd
 
-from ..performance.devices import CLASSES, DEPTH
+from ..performance.devices import CLASSES, DEPTH, LITTLE_TOLERANCE
 from ..decode import devnames
 from ..performance.read import PerformanceData
 from .perf_fields import _DERIVED, _DEVICE_FIELDS, PERF_FIELDS, SERIES_FIELDS  # noqa: F401 - PERF_FIELDS for callers
@@ -77,13 +77,6 @@ def interval_frame(data: PerformanceData) -> pd.DataFrame:
     _peers(frame, data)
     _stacked(frame, data)
     return frame
-
-
-# Little's law: the kernel's queue (time requests spent in flight / the interval) is completions x
-# the time each took; the printed aqu-sz and IOPS x await differ by rounding and by requests still
-# in flight at the interval's edges, tens of percent at most. Three times apart, one of the figures
-# cannot be true (an accounting bug, a column misread): derived from how both are counted, not fitted.
-LITTLE_TOLERANCE = 3.0
 
 
 def _little(frame: pd.DataFrame) -> None:

@@ -38,6 +38,11 @@ CLASSES = {
 # to 64K); an array LUN's HBA queue depth is commonly 32 (lpfc lun_queue_depth 30, qla2xxx 32);
 # virtio-blk's ring is 128-256 (128). md and dm pass requests on: their members' depths count.
 DEPTH = {"hdd": 1, "unknown": 1, "ssd": 32, "nvme": 128, "raid_lun": 32, "virtual": 128}
+# Little's law: the kernel's queue (time requests spent in flight / the interval) is completions x
+# the time each took; the printed aqu-sz and IOPS x await differ by rounding and by requests still
+# in flight at the interval's edges, tens of percent at most. Three times apart, one of the figures
+# cannot be true (an accounting bug, a column misread): derived from how both are counted, not fitted.
+LITTLE_TOLERANCE = 3.0
 _VIRTUAL_MODELS = re.compile(r"virtual|vmware|vbox|qemu|msft|xen|google persistentdisk|elastic block|"
                              r"hyper-v|kvm|bochs|virtio", re.I)
 _RAID_MODELS = re.compile(r"logical volume|perc|megaraid|mr9\d|serveraid|\braid\b|smart array|adaptec|asr\d|"

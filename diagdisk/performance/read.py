@@ -24,7 +24,7 @@ from ..errors import InputError, PartialRead
 from ..inputs.chunks import iter_chunks
 from ..inputs.limits import Limits
 from ..inputs.safeio import decode_log_bytes, read_text_capped
-from .devices import PerfDevice, classify
+from .devices import LITTLE_TOLERANCE, PerfDevice, classify
 from .kernel import (Names, QueueSettings, queue_file_of, queue_value, read_blockdev_report, read_dev_listing,
                      read_diskstats, read_dmsetup_info, read_dmsetup_table, read_lsblk_topology, read_lvs,
                      read_partitions, read_pressure)
@@ -136,7 +136,33 @@ def read_performance(sources: list, topology, limits: Limits | None = None, cap:
             data.sources.append(_binary(source, names, limits, run_sadf, raw, cap, refused.get(source.name, [])))
     _build_series(data, raw, cap)
     _build_devices(data, names, settings, topology)
+    _little_warnings(data)
     return data
+
+
+def _little_warnings(data: PerformanceData) -> None:
+    """Samples whose queue (aqu-sz) and IOPS x await disagree beyond what Little's law allows: one
+    figure cannot be true (an accounting bug of the kernel or sysstat, a column read wrong), said in
+    the warnings of the source that gave them."""
+    import numpy
+
+    by_name = {info.name: info for info in data.sources}
+    for device, series in sorted(data.series.items()):
+        matrix = series.matrix()
+        if not len(matrix):
+            continue
+        queue, little = matrix[:, INDEX["aqu"]], matrix[:, INDEX["iops"]] * matrix[:, INDEX["await"]] / 1000
+        with numpy.errstate(divide="ignore", invalid="ignore"):
+            ratio = queue / little
+            apart = ((ratio > LITTLE_TOLERANCE) | (ratio < 1 / LITTLE_TOLERANCE)) & (numpy.fmax(queue, little) >= 1)
+        count = int(apart.sum())
+        info = by_name.get(series.source.split(", ")[0])
+        if count and info is not None:
+            at = int(numpy.argmax(apart))
+            info.warnings.append(
+                f"{device}: aqu-sz {queue[at]:.2f} against IOPS x await {little[at]:.2f} (line {series.lines[at]}), "
+                f"{count} of {len(matrix)} samples more than {LITTLE_TOLERANCE:g} times apart (Little's law): one "
+                f"of them cannot be true (an accounting bug or a misread column); the smaller is taken as the queue")
 
 
 # ---------------------------------------------------------------- static files
