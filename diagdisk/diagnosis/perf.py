@@ -19,7 +19,7 @@ import math
 import numpy as np
 import pandas as pd
 
-from ..performance.devices import CLASSES, DEPTH, LITTLE_TOLERANCE
+from ..performance.devices import CLASSES, DEPTH, LITTLE_TOLERANCE, UTIL_POSSIBLE_MAX
 from ..decode import devnames
 from ..performance.read import PerformanceData
 from .perf_fields import _DERIVED, _DEVICE_FIELDS, PERF_FIELDS, SERIES_FIELDS  # noqa: F401 - PERF_FIELDS for callers
@@ -59,6 +59,11 @@ def interval_frame(data: PerformanceData) -> pd.DataFrame:
     if not frames:
         return pd.DataFrame(columns=SERIES_FIELDS + _DERIVED)
     frame = pd.concat(frames, ignore_index=True)
+    # a busy share past the whole interval is accounting that cannot be true: unknown, as is the
+    # service time sysstat made from it, and the request times the same driver accounted (the
+    # performance stage names it in its source's warnings)
+    frame["util_impossible"] = frame["util"] > UTIL_POSSIBLE_MAX
+    frame.loc[frame["util_impossible"], ["util", "svctm", "await", "r_await", "w_await", "aqu"]] = np.nan
     with np.errstate(divide="ignore", invalid="ignore"):
         frame["await_x_baseline"] = frame["await"] / frame["baseline_ms"]
         frame["await_x_svctm"] = np.where(frame["svctm"] > 0, frame["await"] / frame["svctm"], np.nan)
@@ -162,6 +167,7 @@ def stack_members(data: PerformanceData) -> dict[str, tuple[list[str], bool]]:
     set of disks holds idle members)."""
     disks = [name for name, device in data.devices.items()
              if name in data.series and device.cls not in ("md", "dm", "other") and not devnames.is_partition(name)]
+    arrays = [name for name, device in data.devices.items() if name in data.series and device.cls == "md"]
     stacks = {}
     for name, device in data.devices.items():
         if name not in data.series:
@@ -169,8 +175,11 @@ def stack_members(data: PerformanceData) -> dict[str, tuple[list[str], bool]]:
         members = [m for m in device.members if m in data.series]
         if members:
             stacks[name] = (members, False)
-        elif device.cls in ("md", "dm") and disks:
+        elif device.cls == "md" and disks:
             stacks[name] = (disks, True)
+        elif device.cls == "dm" and disks + arrays:
+            # LVM and dm-crypt sit on md arrays as often as on disks
+            stacks[name] = (disks + arrays, True)
     return stacks
 
 

@@ -43,6 +43,10 @@ DEPTH = {"hdd": 1, "unknown": 1, "ssd": 32, "nvme": 128, "raid_lun": 32, "virtua
 # in flight at the interval's edges, tens of percent at most. Three times apart, one of the figures
 # cannot be true (an accounting bug, a column misread): derived from how both are counted, not fitted.
 LITTLE_TOLERANCE = 3.0
+# %util is the share of the interval with a request in flight: it cannot pass 100; sysstat rounds to
+# two decimals and sadc's interval jitters by a little, so past 101 the busy-time accounting is
+# broken (old IDE drivers, kernel io_ticks bugs) and every figure made from it (svctm) with it.
+UTIL_POSSIBLE_MAX = 101.0
 _VIRTUAL_MODELS = re.compile(r"virtual|vmware|vbox|qemu|msft|xen|google persistentdisk|elastic block|"
                              r"hyper-v|kvm|bochs|virtio", re.I)
 _RAID_MODELS = re.compile(r"logical volume|perc|megaraid|mr9\d|serveraid|\braid\b|smart array|adaptec|asr\d|"

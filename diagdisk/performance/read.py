@@ -24,7 +24,7 @@ from ..errors import InputError, PartialRead
 from ..inputs.chunks import iter_chunks
 from ..inputs.limits import Limits
 from ..inputs.safeio import decode_log_bytes, read_text_capped
-from .devices import LITTLE_TOLERANCE, PerfDevice, classify
+from .devices import LITTLE_TOLERANCE, UTIL_POSSIBLE_MAX, PerfDevice, classify
 from .kernel import (Names, QueueSettings, queue_file_of, queue_value, read_blockdev_report, read_dev_listing,
                      read_diskstats, read_dmsetup_info, read_dmsetup_table, read_lsblk_topology, read_lvs,
                      read_partitions, read_pressure)
@@ -155,8 +155,15 @@ def _little_warnings(data: PerformanceData) -> None:
         with numpy.errstate(divide="ignore", invalid="ignore"):
             ratio = queue / little
             apart = ((ratio > LITTLE_TOLERANCE) | (ratio < 1 / LITTLE_TOLERANCE)) & (numpy.fmax(queue, little) >= 1)
-        count = int(apart.sum())
         info = by_name.get(series.source.split(", ")[0])
+        util = matrix[:, INDEX["util"]]
+        impossible = util > UTIL_POSSIBLE_MAX
+        if impossible.any() and info is not None:
+            at = int(numpy.argmax(impossible))
+            info.warnings.append(f"{device}: %util {util[at]:.2f} (line {series.lines[at]}), {int(impossible.sum())} of "
+                                 f"{len(matrix)} samples past 100%: its busy-time accounting cannot be true; "
+                                 f"its %util, svctm, await and queue are not judged there")
+        count = int(apart.sum())
         if count and info is not None:
             at = int(numpy.argmax(apart))
             info.warnings.append(

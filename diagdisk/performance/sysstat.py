@@ -41,6 +41,7 @@ _HUMAN = re.compile(r"^(-?\d+(?:[.,]\d+)?)([sBkMGTP%]?)$")
 _ISO_STAMP = re.compile(r"^\s*(\d{4})-(\d{2})-(\d{2})[T ](\d{2}):(\d{2}):(\d{2})(?:[+-]\d{4})?\s*$")
 _IOSTAT_COMMAND = re.compile(r"(?:^|[\s#$>])iostat(\s[^|;]*)?$")
 _SAR_COMMAND = re.compile(r"(?:^|[\s#$>])sar(\s[^|;]*)?")
+_QUOTED = re.compile(r"^\s*(?:>[ \t]?)+")
 _INTERVAL_ARGS = re.compile(r"(?:^|\s)(\d+)(?:\s+(\d+))?\s*$")
 
 
@@ -374,6 +375,10 @@ class _TextReader:
 
     def _line(self, line: str, number: int) -> Iterator[RawSample]:
         previous, self.previous_line = self.previous_line, number
+        if line[:1] == ">" or line.lstrip()[:1] == ">":
+            line = _QUOTED.sub("", line)    # a mail or forum quote ('> ', '>> '): the text under it
+            if not line.strip():
+                return
         tokens = line.split()
         if self.partial is not None and not all(_value(t, "") is not None for t in tokens):
             yield from self._end_partial()

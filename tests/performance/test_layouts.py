@@ -127,3 +127,19 @@ def test_iostat_json_output_is_read_by_its_keys(tmp_path):
     assert any("since boot" in w for w in section["sources"][0]["warnings"])
     assert section["series"]["sda"]["util"] == [99.0] and section["series"]["sda"]["aqu"] == [8.7]
     assert ("saturated", "sda") in findings_of(report)
+
+
+def test_mail_quoted_text_is_read_under_its_quote_marks(tmp_path):
+    quoted = "\n".join("> " + line if line else ">" for line in reports(unwrapped([BUSY, IDLE]),
+                                                                        unwrapped([BUSY, IDLE])).splitlines())
+    report = report_of(tmp_path, quoted.replace("> Device:", ">> Device:"))
+    assert report["performance"]["series"]["sda"]["util"] == [99.0]
+    assert ("saturated", "sda") in findings_of(report)
+
+
+def test_a_busy_share_past_the_interval_is_not_judged_and_is_named(tmp_path):
+    row = ("hda  0.00 50.00 0.00 18.18 0.00 545.45 30.00 2.35 129.00 0.00 129.00 86.25 156.82")
+    report = report_of(tmp_path, reports(HEADER + "\n" + row, HEADER + "\n" + row, HEADER + "\n" + row))
+    assert report["performance"]["findings"] == []
+    warnings = [w for s in report["performance"]["sources"] for w in s["warnings"]]
+    assert any("hda: %util 156.82" in w and "cannot be true" in w for w in warnings)
