@@ -102,7 +102,8 @@ def read_performance(sources: list, topology, limits: Limits | None = None, cap:
         except InputError as exc:
             source.warnings.append(PartialRead(exc.one_line()))
     _names_from_topology(names, topology)
-    raw: list[tuple[PerfSource, _Collected]] = []
+    raw: list[PerfSource] = []       # the sources whose samples were read, in the order added
+    builder = _SeriesBuilder(data, cap)
     # a saDD read directly is the best copy of its day (exact counters, no text to parse): it is
     # read first, and the sar text and sadf -x of the same day are not read again
     binary_days: dict[str, str] = {}
@@ -111,7 +112,9 @@ def read_performance(sources: list, topology, limits: Limits | None = None, cap:
     for source, (info, collected) in zip(binaries, _read_binaries(binaries, names, cap, jobs)):
         if info.status == "read":
             data.sources.append(info)
-            raw.append((info, collected))
+            raw.append(info)
+            builder.add(info, collected)
+            del collected
             day = _day_of(source.name)
             if day is not None:
                 binary_days.setdefault(day, source.name)
@@ -130,11 +133,14 @@ def read_performance(sources: list, topology, limits: Limits | None = None, cap:
             continue
         info, collected = _read_samples(source, names, limits, cap)
         data.sources.append(info)
-        raw.append((info, collected))
+        raw.append(info)
+        builder.add(info, collected)
+        del collected
     for source in mine:
         if source.format == "sa_binary" and not any(info.name == source.name for info in data.sources):
-            data.sources.append(_binary(source, names, limits, run_sadf, raw, cap, refused.get(source.name, [])))
-    _build_series(data, raw, cap)
+            data.sources.append(_binary(source, names, limits, run_sadf, raw, builder, cap,
+                                        refused.get(source.name, [])))
+    builder.finish()
     _build_devices(data, names, settings, topology)
     _little_warnings(data)
     return data
@@ -443,18 +449,21 @@ def _day_of(name: str) -> str | None:
 PARALLEL_DAYS = 4
 
 
-def _read_binaries(sources: list, names: Names, cap: int, jobs: int | None) -> list[tuple[PerfSource, _Collected]]:
+def _read_binaries(sources: list, names: Names, cap: int, jobs: int | None):
     """_read_binary of each saDD, days in parallel on forked workers: each day is a file of its
     own, and a worker gives back that day's bounded series (memory follows the devices and the
     days, not the samples a day holds)."""
     tasks = [(source.path, source.name, [str(w) for w in source.warnings]) for source in sources]
     jobs = min(jobs or os.cpu_count() or 1, len(tasks))
     if jobs <= 1 or len(tasks) < PARALLEL_DAYS or "fork" not in multiprocessing.get_all_start_methods():
-        return [_read_binary(*task, names, cap) for task in tasks]
+        for task in tasks:
+            yield _read_binary(*task, names, cap)
+        return
     from concurrent.futures import ProcessPoolExecutor
 
+    # in order, as each day is done: the caller folds a day into the series before the next
     with ProcessPoolExecutor(max_workers=jobs, mp_context=multiprocessing.get_context("fork")) as pool:
-        return list(pool.map(_read_binary, *zip(*tasks), [names] * len(tasks), [cap] * len(tasks)))
+        yield from pool.map(_read_binary, *zip(*tasks), [names] * len(tasks), [cap] * len(tasks))
 
 
 def _read_binary(path, name: str, warnings: list[str], names: Names, cap: int) -> tuple[PerfSource, _Collected]:
@@ -483,14 +492,14 @@ def _read_binary(path, name: str, warnings: list[str], names: Names, cap: int) -
     return info, collected
 
 
-def _binary(source, names: Names, limits: Limits, run_sadf: bool, raw: list, cap: int,
+def _binary(source, names: Names, limits: Limits, run_sadf: bool, raw: list, builder: _SeriesBuilder, cap: int,
             refused: list[str]) -> PerfSource:
     """A binary saDD this stage does not read itself: read through the host's sadf when one is
     installed and takes the file; otherwise listed as present but not read, with the reason."""
     info = PerfSource(source.name, "saDD (binary)", status="present, not read", warnings=list(refused))
     day = Path(source.name).name[2:]
-    twins = [other.name for other, _ in raw if Path(other.name).name in (f"sar{day}", f"sa{day}.xml")
-             and other.status.startswith("read")]
+    twins = [other.name for other in raw if Path(other.name).name in (f"sar{day}", f"sa{day}.xml")
+             and other.status != "present, not read"]
     if twins:
         info.status, info.duplicate_of = "duplicate", twins[0]
         return info
@@ -517,50 +526,79 @@ def _binary(source, names: Names, limits: Limits, run_sadf: bool, raw: list, cap
     collected = _collect(samples, info, names, cap, text_source.interval)
     info.status, info.kind = "read", "saDD (binary, through sadf)"
     info.era, info.samples, info.devices = text_source.eras, collected.count, sorted(collected.series)
-    raw.append((info, collected))
+    raw.append(info)
+    builder.add(info, collected)
     return info
 
 
-def _build_series(data: PerformanceData, raw: list, cap: int) -> None:
+class _SeriesBuilder:
     """Each device's samples from the best source that has them; later copies of the same times
-    are duplicates. A source gives a device its samples when their time span is not already covered."""
+    are duplicates. A source gives a device its samples when their time span is not already covered.
+    Sources are added as they are read, best first, so only one source's samples wait at a time."""
+
+    def __init__(self, data: PerformanceData, cap: int):
+        self.data, self.cap = data, cap
+        self.covered: dict[str, list[tuple[float, float, str]]] = {}
+        self.halved: dict[str, int] = {}
+        self.added = 0
+
+    def add(self, info: PerfSource, collected: _Collected) -> None:
+        _add_source(self.data, info, collected, self.added, self.covered, self.halved, self.cap)
+        self.added += 1
+
+    def finish(self) -> None:
+        for series in self.data.series.values():
+            series.sort_by_time()
+            series.finish()
+
+
+def _add_source(data: PerformanceData, info: PerfSource, collected: _Collected, index: int, covered: dict,
+                halved: dict, cap: int) -> None:
     import numpy
 
-    covered: dict[str, list[tuple[float, float, str]]] = {}
-    for index, (info, collected) in enumerate(raw):
-        taken = False
-        duplicates_of: set[str] = set()
-        for device, series in collected.series.items():
-            span = collected.spans.get(device)
-            existing = data.series.get(device)
-            if existing is not None and span is not None:
-                overlap = [name for start, stop, name in covered.get(device, []) if start <= span[1] and span[0] <= stop]
-                if overlap:
-                    duplicates_of.update(overlap)
-                    continue
-            if existing is not None and span is None:
-                continue   # since-boot figures add nothing to a device that has interval samples
-            series.segments = array("q", (numpy.frombuffer(series.segments, dtype=numpy.int64) + index * 10_000).tobytes())
-            if existing is None:
-                data.series[device] = series
-            else:
-                existing.source = f"{existing.source}, {info.name}"
-                existing.extend(series)
-                existing.raw_count += series.raw_count
-                existing.apparent_svctm |= series.apparent_svctm
-                existing.merged = max(existing.merged, series.merged)
-            if span is not None:
-                covered.setdefault(device, []).append((span[0], span[1], info.name))
-            taken = True
-        if not taken and duplicates_of:
-            info.status = "duplicate"
-            info.duplicate_of = sorted(duplicates_of)[0]
-        elif duplicates_of:
-            info.warnings.append(f"{info.name}: some devices' samples are also in {', '.join(sorted(duplicates_of))}, "
-                                 f"read first; counted once")
-    for series in data.series.values():
-        series.sort_by_time()
-        series.finish()
+    taken = False
+    duplicates_of: set[str] = set()
+    for device, series in collected.series.items():
+        span = collected.spans.get(device)
+        existing = data.series.get(device)
+        if existing is not None and span is not None:
+            overlap = [name for start, stop, name in covered.get(device, []) if start <= span[1] and span[0] <= stop]
+            if overlap:
+                duplicates_of.update(overlap)
+                continue
+        if existing is not None and span is None:
+            continue   # since-boot figures add nothing to a device that has interval samples
+        series.segments = array("q", (numpy.frombuffer(series.segments, dtype=numpy.int64) + index * 10_000).tobytes())
+        # each source is a segment of its own and a halving merges neighbours within a segment
+        # only: halving the series gathered so far as soon as it passes twice the cap, and each
+        # later source as often before it joins, gives what halving all of them at the end
+        # gives, in memory that follows the devices, not the days
+        series.close()
+        for _ in range(halved.get(device, 0)):
+            series._halve("final")
+        if existing is None:
+            data.series[device] = existing = series
+        else:
+            existing.source = f"{existing.source}, {info.name}"
+            existing.extend(series)
+            existing.raw_count += series.raw_count
+            existing.apparent_svctm |= series.apparent_svctm
+            existing.merged = max(existing.merged, series.merged)
+        while len(existing) > 2 * cap:
+            before = len(existing)
+            existing._halve("final")
+            halved[device] = halved.get(device, 0) + 1
+            if len(existing) == before:
+                break
+        if span is not None:
+            covered.setdefault(device, []).append((span[0], span[1], info.name))
+        taken = True
+    if not taken and duplicates_of:
+        info.status = "duplicate"
+        info.duplicate_of = sorted(duplicates_of)[0]
+    elif duplicates_of:
+        info.warnings.append(f"{info.name}: some devices' samples are also in {', '.join(sorted(duplicates_of))}, "
+                             f"read first; counted once")
 
 
 # ---------------------------------------------------------------- devices
