@@ -19,7 +19,7 @@ import math
 import numpy as np
 import pandas as pd
 
-from ..performance.devices import CLASSES, DEPTH, LITTLE_TOLERANCE, UTIL_POSSIBLE_MAX
+from ..performance.devices import CLASSES, DEPTH, FLOOR, LITTLE_TOLERANCE, UTIL_POSSIBLE_MAX
 from ..decode import devnames
 from ..performance.read import PerformanceData
 from .perf_fields import _DERIVED, _DEVICE_FIELDS, PERF_FIELDS, SERIES_FIELDS  # noqa: F401 - PERF_FIELDS for callers
@@ -97,6 +97,10 @@ def _little(frame: pd.DataFrame) -> None:
     frame["queue"] = np.where(np.isnan(frame["aqu"]), frame["aqu_little"], queue)
     frame["depth"] = frame["class"].map(DEPTH).astype(float)
     frame["queue_x_depth"] = frame["queue"] / frame["depth"]
+    floor_iops = frame["class"].map({k: v[0] for k, v in FLOOR.items()}).astype(float)
+    floor_mb = frame["class"].map({k: v[1] for k, v in FLOOR.items()}).astype(float)
+    # a parallel device serving less than the least of its class does when loaded (NaN: no floor)
+    frame["below_class_floor"] = (frame["iops"] < floor_iops) & (frame["mb_s"] < floor_mb)
     # requests waiting rather than served: a head serves one at a time (in service = %util / 100);
     # a parallel device serves up to its depth
     in_service = np.where(frame["parallel"], frame["depth"], frame["util"] / 100)

@@ -38,6 +38,13 @@ CLASSES = {
 # to 64K); an array LUN's HBA queue depth is commonly 32 (lpfc lun_queue_depth 30, qla2xxx 32);
 # virtio-blk's ring is 128-256 (128). md and dm pass requests on: their members' depths count.
 DEPTH = {"hdd": 1, "unknown": 1, "ssd": 32, "nvme": 128, "raid_lun": 32, "virtual": 128}
+# class -> (IOPS, MB/s) well below what the least capable device of the class reaches when loaded,
+# from the hardware (not fitted): NVMe drives do 100k+ random IOPS and GB/s (a tenth: 10,000 and
+# 1,000); SATA SSDs tens of thousands and 400-550 MB/s (5,000 and 200); the smallest cloud and
+# virtual volumes about 100 IOPS (EBS magnetic, a small gp2 out of credits) and 40 MB/s (sc1):
+# half of that, 50 and 20; an array LUN at least a few disks' 100-200 each (150 and 50). Below
+# both, a long queue is not load the device cannot keep up with: the device is slow.
+FLOOR = {"ssd": (5000.0, 200.0), "nvme": (10000.0, 1000.0), "virtual": (50.0, 20.0), "raid_lun": (150.0, 50.0)}
 # Little's law: the kernel's queue (time requests spent in flight / the interval) is completions x
 # the time each took; the printed aqu-sz and IOPS x await differ by rounding and by requests still
 # in flight at the interval's edges, tens of percent at most. Three times apart, one of the figures
