@@ -41,6 +41,8 @@ _HUMAN = re.compile(r"^(-?\d+(?:[.,]\d+)?)([sBkMGTP%]?)$")
 _ISO_STAMP = re.compile(r"^\s*(\d{4})-(\d{2})-(\d{2})[T ](\d{2}):(\d{2}):(\d{2})(?:[+-]\d{4})?\s*$")
 _IOSTAT_COMMAND = re.compile(r"(?:^|[\s#$>])iostat(\s[^|;]*)?$")
 _SAR_COMMAND = re.compile(r"(?:^|[\s#$>])sar(\s[^|;]*)?")
+# rows above the first header kept to read with it (a paste that starts mid-output has a few)
+MAX_ORPHAN_ROWS = 1000
 _QUOTED = re.compile(r"^\s*(?:>[ \t]?)+")
 _INTERVAL_ARGS = re.compile(r"(?:^|\s)(\d+)(?:\s+(\d+))?\s*$")
 
@@ -328,6 +330,7 @@ class _TextReader:
         self.previous_line = 0           # the last non-blank line read
         self.unread_rows: list[int] = []  # rows under a disk header that fit none of its columns
         self.short_rows: dict[tuple, list[int]] = {}   # columns never read -> the rows that lacked them
+        self.orphans: list[tuple[list[str], int]] = []  # rows above the first disk header
         self.skip_next_numbers = False
         self.iostat_interval: float | None = None
         # iostat's first report after its banner averages since boot, unless the run used -y
@@ -353,6 +356,10 @@ class _TextReader:
                 first += len(batch)
         yield from self._end_partial()
         yield from self._flush_report()
+        if self.orphans:
+            self.source.warnings.append(f"{self.name}: {len(self.orphans)} rows of figures (from line "
+                                        f"{self.orphans[0][1]}) under no disk header: their columns are "
+                                        f"unknown, not read")
         self._layout_warnings()
         if self.held:
             # the run printed nothing after its since-boot report: keep it, and say what it is
@@ -447,6 +454,10 @@ class _TextReader:
             return
         if self.layout is not None and self.source.kind == "iostat":
             yield from self._iostat_row(tokens, number)
+        elif (self.last_disk_layout is None and self.source.kind in ("unknown", "iostat") and len(tokens) >= 3
+              and _number(tokens[0]) is None and all(_value(t, "") is not None for t in tokens[1:])
+              and len(self.orphans) < MAX_ORPHAN_ROWS):
+            self.orphans.append((tokens, number))   # a paste that starts below its header
 
     # ---- banner, timestamps, commands
     def _banner(self, banner: re.Match, number: int) -> None:
@@ -800,6 +811,8 @@ class _TextReader:
         self.held = []
 
     def _iostat_row(self, tokens: list[str], number: int) -> Iterator[RawSample]:
+        if self.orphans:
+            yield from self._read_orphans(number)
         layout = self.layout
         numbers = all(_value(t, "") is not None for t in tokens)
         if self.partial is not None and numbers:
@@ -824,6 +837,28 @@ class _TextReader:
             self.unread_rows.append(number)
             return
         yield from self._iostat_sample(parsed, tokens, number)
+
+    def _read_orphans(self, number: int) -> Iterator[RawSample]:
+        """Rows pasted above the first header (the paste began below it): read with that header when
+        their values fit its columns, as the report before the first one; the others are unread."""
+        rows, self.orphans = self.orphans, []
+        read = 0
+        for tokens, line in rows:
+            parsed = self.layout.row(tokens)
+            if parsed is None:
+                self.unread_rows.append(line)
+                continue
+            device, values = parsed
+            values["_report"] = float(self.report)
+            self.current[device] = RawSample(device, None, self.iostat_interval, values, line, self.segment)
+            read += 1
+        if read:
+            self.source.warnings.append(f"{self.name}: {read} rows above the first disk header (lines "
+                                        f"{rows[0][1]}-{rows[-1][1]}) were read with the header at line "
+                                        f"{self.layout.line}, whose columns they fit")
+            stamp = self.report_time
+            yield from self._new_report(number, None)
+            self.report_time = stamp
 
     def _end_partial(self) -> Iterator[RawSample]:
         """A wrapped row whose other values never came: what it holds is read, the columns it

@@ -143,3 +143,13 @@ def test_a_busy_share_past_the_interval_is_not_judged_and_is_named(tmp_path):
     assert report["performance"]["findings"] == []
     warnings = [w for s in report["performance"]["sources"] for w in s["warnings"]]
     assert any("hda: %util 156.82" in w and "cannot be true" in w for w in warnings)
+
+
+def test_rows_pasted_above_the_first_header_are_read_with_it_or_named(tmp_path):
+    row = " ".join(BUSY)
+    report = report_of(tmp_path, row + "\n\n" + HEADER + "\n" + row + "\n\n" + HEADER + "\n" + row + "\n")
+    section = report["performance"]
+    assert section["series"]["sda"]["util"] == [99.0, 99.0, 99.0]
+    assert any("1 rows above the first disk header" in w for s in section["sources"] for w in s["warnings"])
+    source, samples = read_sysstat_text([row, row.replace("sda", "sdb")], "iostat.txt")
+    assert samples == [] and any("2 rows of figures (from line 1) under no disk header" in w for w in source.warnings)
