@@ -211,15 +211,15 @@ def analyze_opened(inputs: list[tuple[str, OpenedInput]], limits: Limits | None 
     analysis.progress.stage("building the device table")
     _build_topology(analysis)
     # read while an archive's files still exist: the stage classifies devices with the topology
-    _read_performance(analysis, all_sources)
+    _read_performance(analysis, all_sources, jobs)
     return analysis
 
 
-def _read_performance(analysis: Analysis, sources: list[Source]) -> None:
+def _read_performance(analysis: Analysis, sources: list[Source], jobs: int | None = None) -> None:
     """The performance stage reads its sources once the device table exists (it classifies and
     groups devices with it); what it says about each source joins that source's entry."""
     try:
-        analysis.performance = read_performance(sources, analysis.topology, analysis.limits)
+        analysis.performance = read_performance(sources, analysis.topology, analysis.limits, jobs=jobs)
     except (OSError, ValueError, KeyError, IndexError, ZeroDivisionError, OverflowError, TypeError) as exc:
         if analysis.strict:
             raise

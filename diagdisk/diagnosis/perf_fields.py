@@ -11,7 +11,9 @@ _DERIVED = ["device", "class", "parallel", "baseline_ms", "await_x_baseline", "a
             "peers_svctm_median", "peers_iops_median", "peers_util_max", "peer_await_ratio", "peer_svctm_ratio",
             "peer_iops_ratio", "members", "members_await_max", "members_util_max", "await_x_members",
             "max_sectors_kb", "max_hw_sectors_kb", "read_ahead_kb", "scheduler", "md_level", "stripe_kb",
-            "areq_x_max_sectors", "samples", "util_inflated"]
+            "areq_x_max_sectors", "samples", "util_inflated", "aqu_little", "little_ratio", "little_consistent",
+            "queue", "depth", "queue_x_depth", "waiting", "peers_await_max", "slowest_peer_x_mine",
+            "members_queue_sum", "members_inferred", "parent_await_x_mine", "held_in_layer", "peers_outlier_ratio", "w_share", "rareq_kb", "wareq_kb", "util_impossible", "below_class_floor"]
 _DEVICE_FIELDS = ["device", "class", "parallel", "baseline_ms", "rotational", "scheduler", "read_ahead_kb",
                   "max_sectors_kb", "max_hw_sectors_kb", "nr_requests", "optimal_io_size", "md_level", "stripe_kb",
                   "members", "samples", "util_p95", "await_p95", "aqu_p95", "iops_p95", "mb_s_p95", "areq_kb_p95",

@@ -15,7 +15,12 @@ from dataclasses import dataclass, field
 
 from ..decode import devnames
 
-# class -> (label, serves in parallel, await (ms) below which a request is normal for the class)
+# class -> (label, serves in parallel, await (ms) below which a request is normal for the class).
+# The normal await is derived from how the hardware serves a request, not fitted: a 7,200 rpm disk
+# takes 4-15 ms a random request (a 4-9 ms seek plus half a turn, 4.2 ms), 100-200 random IOPS,
+# so 20 ms leaves room for a short queue; a SATA/SAS SSD 0.1-1 ms (2 ms); an NVMe drive serves in
+# tens to hundreds of microseconds (1 ms); an array LUN or a virtual disk answers from a cache in
+# front of disks, or from them (10 ms); md and dm add nothing of their own (their members').
 CLASSES = {
     "hdd": ("HDD", False, 20.0),
     "ssd": ("SATA/SAS SSD", True, 2.0),
@@ -27,6 +32,28 @@ CLASSES = {
     "unknown": ("unknown (judged as one disk)", False, 20.0),
     "other": ("other (loop, ram, optical)", True, 20.0),
 }
+# class -> requests the device works on at once, from its hardware (not fitted): a disk head serves
+# one (NCQ lets it hold 32, it still serves them one by one); SATA NCQ holds 32 commands; an NVMe
+# drive's flash channels and dies keep about 128 busy before more only wait (its queues take up
+# to 64K); an array LUN's HBA queue depth is commonly 32 (lpfc lun_queue_depth 30, qla2xxx 32);
+# virtio-blk's ring is 128-256 (128). md and dm pass requests on: their members' depths count.
+DEPTH = {"hdd": 1, "unknown": 1, "ssd": 32, "nvme": 128, "raid_lun": 32, "virtual": 128}
+# class -> (IOPS, MB/s) well below what the least capable device of the class reaches when loaded,
+# from the hardware (not fitted): NVMe drives do 100k+ random IOPS and GB/s (a tenth: 10,000 and
+# 1,000); SATA SSDs tens of thousands and 400-550 MB/s (5,000 and 200); the smallest cloud and
+# virtual volumes about 100 IOPS (EBS magnetic, a small gp2 out of credits) and 40 MB/s (sc1):
+# half of that, 50 and 20; an array LUN at least a few disks' 100-200 each (150 and 50). Below
+# both, a long queue is not load the device cannot keep up with: the device is slow.
+FLOOR = {"ssd": (5000.0, 200.0), "nvme": (10000.0, 1000.0), "virtual": (50.0, 20.0), "raid_lun": (150.0, 50.0)}
+# Little's law: the kernel's queue (time requests spent in flight / the interval) is completions x
+# the time each took; the printed aqu-sz and IOPS x await differ by rounding and by requests still
+# in flight at the interval's edges, tens of percent at most. Three times apart, one of the figures
+# cannot be true (an accounting bug, a column misread): derived from how both are counted, not fitted.
+LITTLE_TOLERANCE = 3.0
+# %util is the share of the interval with a request in flight: it cannot pass 100; sysstat rounds to
+# two decimals and sadc's interval jitters by a little, so past 101 the busy-time accounting is
+# broken (old IDE drivers, kernel io_ticks bugs) and every figure made from it (svctm) with it.
+UTIL_POSSIBLE_MAX = 101.0
 _VIRTUAL_MODELS = re.compile(r"virtual|vmware|vbox|qemu|msft|xen|google persistentdisk|elastic block|"
                              r"hyper-v|kvm|bochs|virtio", re.I)
 _RAID_MODELS = re.compile(r"logical volume|perc|megaraid|mr9\d|serveraid|\braid\b|smart array|adaptec|asr\d|"

@@ -10,6 +10,7 @@ duplicate rather than counted twice.
 
 from __future__ import annotations
 
+import multiprocessing
 import os
 from array import array
 import re
@@ -23,7 +24,7 @@ from ..errors import InputError, PartialRead
 from ..inputs.chunks import iter_chunks
 from ..inputs.limits import Limits
 from ..inputs.safeio import decode_log_bytes, read_text_capped
-from .devices import PerfDevice, classify
+from .devices import LITTLE_TOLERANCE, UTIL_POSSIBLE_MAX, PerfDevice, classify
 from .kernel import (Names, QueueSettings, queue_file_of, queue_value, read_blockdev_report, read_dev_listing,
                      read_diskstats, read_dmsetup_info, read_dmsetup_table, read_lsblk_topology, read_lvs,
                      read_partitions, read_pressure)
@@ -84,9 +85,10 @@ class PerformanceData:
 
 
 def read_performance(sources: list, topology, limits: Limits | None = None, cap: int = DEFAULT_CAP,
-                     run_sadf: bool = True) -> PerformanceData | None:
+                     run_sadf: bool = True, jobs: int | None = None) -> PerformanceData | None:
     """PerformanceData of the sources (diagdisk.inputs.sources.Source) in PERF_FORMATS; None when
-    the input holds none that give samples, settings or pressure."""
+    the input holds none that give samples, settings or pressure. `jobs`: worker processes that
+    read saDD days at once (default: one per CPU)."""
     limits = limits or Limits()
     mine = [s for s in sources if s.format in PERF_FORMATS and not getattr(s, "duplicate_of", None)]
     if not any(s.format in SAMPLE_FORMATS + ("pressure_io", "sa_binary") for s in mine):
@@ -100,16 +102,19 @@ def read_performance(sources: list, topology, limits: Limits | None = None, cap:
         except InputError as exc:
             source.warnings.append(PartialRead(exc.one_line()))
     _names_from_topology(names, topology)
-    raw: list[tuple[PerfSource, _Collected]] = []
+    raw: list[PerfSource] = []       # the sources whose samples were read, in the order added
+    builder = _SeriesBuilder(data, cap)
     # a saDD read directly is the best copy of its day (exact counters, no text to parse): it is
     # read first, and the sar text and sadf -x of the same day are not read again
     binary_days: dict[str, str] = {}
     refused: dict[str, list[str]] = {}
-    for source in sorted((s for s in mine if s.format == "sa_binary"), key=lambda s: s.name):
-        info, collected = _read_binary(source, names, cap)
+    binaries = sorted((s for s in mine if s.format == "sa_binary"), key=lambda s: s.name)
+    for source, (info, collected) in zip(binaries, _read_binaries(binaries, names, cap, jobs)):
         if info.status == "read":
             data.sources.append(info)
-            raw.append((info, collected))
+            raw.append(info)
+            builder.add(info, collected)
+            del collected
             day = _day_of(source.name)
             if day is not None:
                 binary_days.setdefault(day, source.name)
@@ -128,13 +133,49 @@ def read_performance(sources: list, topology, limits: Limits | None = None, cap:
             continue
         info, collected = _read_samples(source, names, limits, cap)
         data.sources.append(info)
-        raw.append((info, collected))
+        raw.append(info)
+        builder.add(info, collected)
+        del collected
     for source in mine:
         if source.format == "sa_binary" and not any(info.name == source.name for info in data.sources):
-            data.sources.append(_binary(source, names, limits, run_sadf, raw, cap, refused.get(source.name, [])))
-    _build_series(data, raw, cap)
+            data.sources.append(_binary(source, names, limits, run_sadf, raw, builder, cap,
+                                        refused.get(source.name, [])))
+    builder.finish()
     _build_devices(data, names, settings, topology)
+    _little_warnings(data)
     return data
+
+
+def _little_warnings(data: PerformanceData) -> None:
+    """Samples whose queue (aqu-sz) and IOPS x await disagree beyond what Little's law allows: one
+    figure cannot be true (an accounting bug of the kernel or sysstat, a column read wrong), said in
+    the warnings of the source that gave them."""
+    import numpy
+
+    by_name = {info.name: info for info in data.sources}
+    for device, series in sorted(data.series.items()):
+        matrix = series.matrix()
+        if not len(matrix):
+            continue
+        queue, little = matrix[:, INDEX["aqu"]], matrix[:, INDEX["iops"]] * matrix[:, INDEX["await"]] / 1000
+        with numpy.errstate(divide="ignore", invalid="ignore"):
+            ratio = queue / little
+            apart = ((ratio > LITTLE_TOLERANCE) | (ratio < 1 / LITTLE_TOLERANCE)) & (numpy.fmax(queue, little) >= 1)
+        info = by_name.get(series.source.split(", ")[0])
+        util = matrix[:, INDEX["util"]]
+        impossible = util > UTIL_POSSIBLE_MAX
+        if impossible.any() and info is not None:
+            at = int(numpy.argmax(impossible))
+            info.warnings.append(f"{device}: %util {util[at]:.2f} (line {series.lines[at]}), {int(impossible.sum())} of "
+                                 f"{len(matrix)} samples past 100%: its busy-time accounting cannot be true; "
+                                 f"its %util, svctm, await and queue are not judged there")
+        count = int(apart.sum())
+        if count and info is not None:
+            at = int(numpy.argmax(apart))
+            info.warnings.append(
+                f"{device}: aqu-sz {queue[at]:.2f} against IOPS x await {little[at]:.2f} (line {series.lines[at]}), "
+                f"{count} of {len(matrix)} samples more than {LITTLE_TOLERANCE:g} times apart (Little's law): one "
+                f"of them cannot be true (an accounting bug or a misread column); the smaller is taken as the queue")
 
 
 # ---------------------------------------------------------------- static files
@@ -200,6 +241,13 @@ def _line_batches(source, limits: Limits, raw: bool = False):
     for chunk, _ in iter_chunks(source.path, chunk_size=TEXT_CHUNK, warnings=source.warnings, name=source.name,
                                 max_bytes=limits.max_file_bytes):
         yield chunk if raw and plain_chunk(chunk) else decode_log_bytes(chunk).splitlines()
+
+
+@dataclass
+class _BinarySource:
+    path: Path
+    name: str
+    warnings: list
 
 
 @dataclass
@@ -343,6 +391,8 @@ def _read_samples(source, names: Names, limits: Limits, cap: int) -> tuple[PerfS
                                                                    limits.max_table_bytes * 16, source.warnings),
                                                   source.name)
             collected = _collect(samples, info, names, cap, text_source.interval)
+            if text_source.kind == "iostat -o JSON":
+                info.kind = text_source.kind
         elif fmt == "sadf_csv":
             text_source, samples = iter_sadf_csv(_lines(source, limits), source.name)
             collected = _collect(samples, info, names, cap, None)
@@ -394,9 +444,32 @@ def _day_of(name: str) -> str | None:
     return match.group(1) if match else None
 
 
-def _read_binary(source, names: Names, cap: int) -> tuple[PerfSource, _Collected]:
+# Days are read by worker processes from this many saDD files on: below it, starting the workers
+# costs more than they save (a day of 10-minute data reads in tens of milliseconds).
+PARALLEL_DAYS = 4
+
+
+def _read_binaries(sources: list, names: Names, cap: int, jobs: int | None):
+    """_read_binary of each saDD, days in parallel on forked workers: each day is a file of its
+    own, and a worker gives back that day's bounded series (memory follows the devices and the
+    days, not the samples a day holds)."""
+    tasks = [(source.path, source.name, [str(w) for w in source.warnings]) for source in sources]
+    jobs = min(jobs or os.cpu_count() or 1, len(tasks))
+    if jobs <= 1 or len(tasks) < PARALLEL_DAYS or "fork" not in multiprocessing.get_all_start_methods():
+        for task in tasks:
+            yield _read_binary(*task, names, cap)
+        return
+    from concurrent.futures import ProcessPoolExecutor
+
+    # in order, as each day is done: the caller folds a day into the series before the next
+    with ProcessPoolExecutor(max_workers=jobs, mp_context=multiprocessing.get_context("fork")) as pool:
+        yield from pool.map(_read_binary, *zip(*tasks), [names] * len(tasks), [cap] * len(tasks))
+
+
+def _read_binary(path, name: str, warnings: list[str], names: Names, cap: int) -> tuple[PerfSource, _Collected]:
     """A saDD read directly (performance.sabinary); a file of another sysstat format, or not a
     saDD at all, is left with a one-line warning for _binary to try through sadf."""
+    source = _BinarySource(path, name, warnings)
     info = PerfSource(source.name, "saDD (binary)", status="present, not read")
     try:
         sa_file, blocks = read_sa_binary(source.path, source.name)
@@ -419,14 +492,14 @@ def _read_binary(source, names: Names, cap: int) -> tuple[PerfSource, _Collected
     return info, collected
 
 
-def _binary(source, names: Names, limits: Limits, run_sadf: bool, raw: list, cap: int,
+def _binary(source, names: Names, limits: Limits, run_sadf: bool, raw: list, builder: _SeriesBuilder, cap: int,
             refused: list[str]) -> PerfSource:
     """A binary saDD this stage does not read itself: read through the host's sadf when one is
     installed and takes the file; otherwise listed as present but not read, with the reason."""
     info = PerfSource(source.name, "saDD (binary)", status="present, not read", warnings=list(refused))
     day = Path(source.name).name[2:]
-    twins = [other.name for other, _ in raw if Path(other.name).name in (f"sar{day}", f"sa{day}.xml")
-             and other.status.startswith("read")]
+    twins = [other.name for other in raw if Path(other.name).name in (f"sar{day}", f"sa{day}.xml")
+             and other.status != "present, not read"]
     if twins:
         info.status, info.duplicate_of = "duplicate", twins[0]
         return info
@@ -453,50 +526,79 @@ def _binary(source, names: Names, limits: Limits, run_sadf: bool, raw: list, cap
     collected = _collect(samples, info, names, cap, text_source.interval)
     info.status, info.kind = "read", "saDD (binary, through sadf)"
     info.era, info.samples, info.devices = text_source.eras, collected.count, sorted(collected.series)
-    raw.append((info, collected))
+    raw.append(info)
+    builder.add(info, collected)
     return info
 
 
-def _build_series(data: PerformanceData, raw: list, cap: int) -> None:
+class _SeriesBuilder:
     """Each device's samples from the best source that has them; later copies of the same times
-    are duplicates. A source gives a device its samples when their time span is not already covered."""
+    are duplicates. A source gives a device its samples when their time span is not already covered.
+    Sources are added as they are read, best first, so only one source's samples wait at a time."""
+
+    def __init__(self, data: PerformanceData, cap: int):
+        self.data, self.cap = data, cap
+        self.covered: dict[str, list[tuple[float, float, str]]] = {}
+        self.halved: dict[str, int] = {}
+        self.added = 0
+
+    def add(self, info: PerfSource, collected: _Collected) -> None:
+        _add_source(self.data, info, collected, self.added, self.covered, self.halved, self.cap)
+        self.added += 1
+
+    def finish(self) -> None:
+        for series in self.data.series.values():
+            series.sort_by_time()
+            series.finish()
+
+
+def _add_source(data: PerformanceData, info: PerfSource, collected: _Collected, index: int, covered: dict,
+                halved: dict, cap: int) -> None:
     import numpy
 
-    covered: dict[str, list[tuple[float, float, str]]] = {}
-    for index, (info, collected) in enumerate(raw):
-        taken = False
-        duplicates_of: set[str] = set()
-        for device, series in collected.series.items():
-            span = collected.spans.get(device)
-            existing = data.series.get(device)
-            if existing is not None and span is not None:
-                overlap = [name for start, stop, name in covered.get(device, []) if start <= span[1] and span[0] <= stop]
-                if overlap:
-                    duplicates_of.update(overlap)
-                    continue
-            if existing is not None and span is None:
-                continue   # since-boot figures add nothing to a device that has interval samples
-            series.segments = array("q", (numpy.frombuffer(series.segments, dtype=numpy.int64) + index * 10_000).tobytes())
-            if existing is None:
-                data.series[device] = series
-            else:
-                existing.source = f"{existing.source}, {info.name}"
-                existing.extend(series)
-                existing.raw_count += series.raw_count
-                existing.apparent_svctm |= series.apparent_svctm
-                existing.merged = max(existing.merged, series.merged)
-            if span is not None:
-                covered.setdefault(device, []).append((span[0], span[1], info.name))
-            taken = True
-        if not taken and duplicates_of:
-            info.status = "duplicate"
-            info.duplicate_of = sorted(duplicates_of)[0]
-        elif duplicates_of:
-            info.warnings.append(f"{info.name}: some devices' samples are also in {', '.join(sorted(duplicates_of))}, "
-                                 f"read first; counted once")
-    for series in data.series.values():
-        series.sort_by_time()
-        series.finish()
+    taken = False
+    duplicates_of: set[str] = set()
+    for device, series in collected.series.items():
+        span = collected.spans.get(device)
+        existing = data.series.get(device)
+        if existing is not None and span is not None:
+            overlap = [name for start, stop, name in covered.get(device, []) if start <= span[1] and span[0] <= stop]
+            if overlap:
+                duplicates_of.update(overlap)
+                continue
+        if existing is not None and span is None:
+            continue   # since-boot figures add nothing to a device that has interval samples
+        series.segments = array("q", (numpy.frombuffer(series.segments, dtype=numpy.int64) + index * 10_000).tobytes())
+        # each source is a segment of its own and a halving merges neighbours within a segment
+        # only: halving the series gathered so far as soon as it passes twice the cap, and each
+        # later source as often before it joins, gives what halving all of them at the end
+        # gives, in memory that follows the devices, not the days
+        series.close()
+        for _ in range(halved.get(device, 0)):
+            series._halve("final")
+        if existing is None:
+            data.series[device] = existing = series
+        else:
+            existing.source = f"{existing.source}, {info.name}"
+            existing.extend(series)
+            existing.raw_count += series.raw_count
+            existing.apparent_svctm |= series.apparent_svctm
+            existing.merged = max(existing.merged, series.merged)
+        while len(existing) > 2 * cap:
+            before = len(existing)
+            existing._halve("final")
+            halved[device] = halved.get(device, 0) + 1
+            if len(existing) == before:
+                break
+        if span is not None:
+            covered.setdefault(device, []).append((span[0], span[1], info.name))
+        taken = True
+    if not taken and duplicates_of:
+        info.status = "duplicate"
+        info.duplicate_of = sorted(duplicates_of)[0]
+    elif duplicates_of:
+        info.warnings.append(f"{info.name}: some devices' samples are also in {', '.join(sorted(duplicates_of))}, "
+                             f"read first; counted once")
 
 
 # ---------------------------------------------------------------- devices
@@ -560,6 +662,8 @@ def _groups(data: PerformanceData, names: Names, topology) -> None:
             add(f"lv:{mapper}", "LV legs", dm if dm in data.devices else None, [_member(p, data) for p in pvs])
     for members in _same_writes(data):
         add(f"writes:{'+'.join(members)}", "same writes", None, members)
+    for members in _same_writes(data, reads=True):
+        add(f"reads:{'+'.join(members)}", "same reads", None, members)
     by_model: dict[tuple, list[str]] = {}
     for device in data.devices.values():
         if device.model and device.cls in ("hdd", "ssd", "nvme", "unknown") and not device.groups:
@@ -571,23 +675,25 @@ def _groups(data: PerformanceData, names: Names, topology) -> None:
 
 
 _W, _WKB = INDEX["w_s"], INDEX["wkb_s"]
+_R, _RKB = INDEX["r_s"], INDEX["rkb_s"]
 SAME_WRITES_TOLERANCE = 0.05
 SAME_WRITES_MIN_WS = 5.0
 
 
-def _writes_by_time(rows):
+def _writes_by_time(rows, count: int = _W, kb: int = _WKB):
     """(times, w/s, wkB/s) of the samples that write at least SAME_WRITES_MIN_WS requests a second,
     one per time (the last, as a dict by time keeps), sorted by time; None when there are none.
-    Samples without a time are left out: they match no other device's."""
+    Samples without a time are left out: they match no other device's. `count`, `kb`: the columns
+    (r/s and rkB/s for reads)."""
     import numpy
 
-    rows = rows[rows[:, _W] >= SAME_WRITES_MIN_WS]   # NaN compares false: no writes figure
+    rows = rows[rows[:, count] >= SAME_WRITES_MIN_WS]   # NaN compares false: no writes figure
     rows = rows[~numpy.isnan(rows[:, 0])]
     if not len(rows):
         return None
     times, last = numpy.unique(rows[::-1, 0], return_index=True)
     rows = rows[::-1][last]
-    return times, rows[:, _W], rows[:, _WKB]
+    return times, rows[:, count], rows[:, kb]
 
 
 # cells of the (devices x times) grids _matching_writes fills at a time
@@ -632,11 +738,13 @@ def _matching_writes(candidates: list) -> tuple:
     return common, same
 
 
-def _same_writes(data: PerformanceData) -> list[list[str]]:
+def _same_writes(data: PerformanceData, reads: bool = False) -> list[list[str]]:
     """Whole disks outside any known group whose writes match within 5% (requests and kB) in at
     least 80% of the samples where they write: mirror members (md RAID 1, ZFS mirrors, a hardware
     mirror's halves) receive every write twice, so their write load is the same by construction.
-    Stacked devices (md, dm) and partitions are left out: they repeat their members' writes."""
+    Stacked devices (md, dm) and partitions are left out: they repeat their members' writes.
+    `reads`: the same over reads, which only a check or resync, or a striped array's spread,
+    make alike (a mirror splits its reads): the peers of a RAID check that a table does not name."""
     import numpy
 
     candidates = {}
@@ -644,7 +752,7 @@ def _same_writes(data: PerformanceData) -> list[list[str]]:
         series = data.series.get(name)
         if (series is None or device.groups or device.cls in ("md", "dm", "other") or devnames.is_partition(name)):
             continue
-        writes = _writes_by_time(series.matrix())
+        writes = _writes_by_time(series.matrix(), *((_R, _RKB) if reads else (_W, _WKB)))
         if writes is not None:
             candidates[name] = writes
     names = sorted(candidates)

@@ -138,9 +138,12 @@ def read_sadf_json(text: str, name: str) -> tuple[TextSource, list[RawSample]]:
                                             str((r.get("boot") or {}).get("time", "")))
                                      for r in host.get("restarts") or [] if isinstance(r, dict))))
         source.restarts += [0] * len(boots)
-        for entry in host.get("statistics") or []:
-            if not isinstance(entry, dict):
-                continue
+        statistics = [e for e in host.get("statistics") or [] if isinstance(e, dict)]
+        if any(isinstance(d, dict) and "disk_device" in d for e in statistics for d in e.get("disk") or []):
+            samples += _iostat_json(host, statistics, name, source)
+            names.update(k for e in statistics for d in e.get("disk") or [] if isinstance(d, dict) for k in d)
+            continue
+        for entry in statistics:
             stamp = entry.get("timestamp") or {}
             t = _epoch(str(stamp.get("date", "")), str(stamp.get("time", "")))
             interval = stamp.get("interval") if isinstance(stamp.get("interval"), (int, float)) else None
@@ -157,6 +160,48 @@ def read_sadf_json(text: str, name: str) -> tuple[TextSource, list[RawSample]]:
     if names:
         source.eras.append(_attribute_era(names))
     return source, samples
+
+
+def _iostat_json(host: dict, statistics: list[dict], name: str, source: TextSource) -> list[RawSample]:
+    """iostat -o JSON (sysstat 11.5+): one entry a report, each disk keyed `disk_device`, the time
+    (with -t) a string as the text prints it (or ISO, or seconds since the epoch with S_TIME_FORMAT).
+    As in the text, the first report averages since boot: left out when another report follows."""
+    from .sysstat import parse_clock, parse_date
+
+    source.kind = "iostat -o JSON"
+    day, order, _ = parse_date(str(host.get("date", "")), None, True)
+    if order:
+        source.date_order = order
+        source.day = source.day or (day.isoformat() if day else None)
+    reports = []
+    for index, entry in enumerate(statistics):
+        stamp, t = str(entry.get("timestamp") or "").strip(), None
+        if stamp.isdigit():
+            t = float(stamp)
+        elif stamp:
+            iso = re.match(r"^(\d{4}-\d{2}-\d{2})[T ](\d{2}:\d{2}:\d{2})", stamp)
+            if iso:
+                t = _epoch(iso.group(1), iso.group(2))
+            else:
+                tokens = stamp.split()
+                when, _, _ = parse_date(tokens[0], None, True) if tokens else (None, None, None)
+                clock = parse_clock(tokens[1:]) if when else None
+                if when and clock:
+                    t = calendar.timegm(when.timetuple()) + clock[0]
+        disks = [d for d in entry.get("disk") or [] if isinstance(d, dict) and d.get("disk_device")]
+        reports.append((float(index) if t is None else t, disks))
+    if len(reports) > 1:
+        source.warnings.append(f"{name}: the first report of iostat averages since boot: left out")
+        reports = reports[1:]
+    elif reports:
+        source.warnings.append(f"{name}: the only report of this iostat run averages since boot (no interval "
+                               f"report follows)")
+    samples = []
+    for t, disks in reports:
+        for disk in disks:
+            attributes = {k: v for k, v in disk.items() if k != "disk_device"}
+            samples.append(RawSample(str(disk["disk_device"]), t, None, _values(attributes), 0, 0))
+    return samples
 
 
 _CSV_STAMP = re.compile(r"^(\d{4}-\d{2}-\d{2}) (\d{2}:\d{2}:\d{2})")

@@ -48,10 +48,12 @@ def normalise(values: dict, t: float | None, interval: float | None) -> tuple[li
     get = values.get
     r_s, w_s, d_s = get("r_s"), get("w_s"), get("d_s")
     iops = get("tps")
-    if iops is None and (r_s is not None or w_s is not None):
-        iops = (r_s or 0.0) + (w_s or 0.0) + (d_s or 0.0)
+    # reads and writes add up only when both were read: a column the source lacks is unknown, not 0
+    # (discards are 0 when not printed: sysstat before 12.1.2 has no discard columns)
+    if iops is None and r_s is not None and w_s is not None:
+        iops = r_s + w_s + (d_s or 0.0)
     rkb, wkb, dkb = get("rkb_s"), get("wkb_s"), get("dkb_s")
-    kb = (rkb or 0.0) + (wkb or 0.0) + (dkb or 0.0) if (rkb is not None or wkb is not None) else None
+    kb = rkb + wkb + (dkb or 0.0) if (rkb is not None and wkb is not None) else None
     areq = get("areq_kb")
     if areq is None:
         parts = [(n, size) for n, size in ((r_s, get("rareq_kb")), (w_s, get("wareq_kb")), (d_s, get("dareq_kb")))
@@ -63,10 +65,13 @@ def normalise(values: dict, t: float | None, interval: float | None) -> tuple[li
             areq = kb / iops
     await_ = get("await")
     if await_ is None:
-        parts = [(n, ms) for n, ms in ((r_s, get("r_await")), (w_s, get("w_await")), (d_s, get("d_await")))
-                 if n is not None and ms is not None]
+        sides = ((r_s, get("r_await")), (w_s, get("w_await")), (d_s, get("d_await")))
+        parts = [(n, ms) for n, ms in sides if n is not None and ms is not None]
         weight = _total(n for n, _ in parts)
-        if weight > 0:
+        # reads or writes whose time was not read (a layout of read columns only) leave await unknown
+        if any(ms is None and n != 0.0 for n, ms in sides[:2]):
+            pass
+        elif weight > 0:
             await_ = _total(n * ms for n, ms in parts) / weight
         elif parts and not iops:
             await_ = 0.0
@@ -100,10 +105,10 @@ def normalise_block(values: dict, t, interval):
     with numpy.errstate(all="ignore"):
         r_s, w_s, d_s = get("r_s"), get("w_s"), get("d_s")
         iops = get("tps")
-        if iops is None and (r_s is not None or w_s is not None):
-            iops = or_zero(r_s) + or_zero(w_s) + or_zero(d_s)
+        if iops is None and r_s is not None and w_s is not None:
+            iops = r_s + w_s + or_zero(d_s)
         rkb, wkb, dkb = get("rkb_s"), get("wkb_s"), get("dkb_s")
-        kb = or_zero(rkb) + or_zero(wkb) + or_zero(dkb) if (rkb is not None or wkb is not None) else None
+        kb = rkb + wkb + or_zero(dkb) if (rkb is not None and wkb is not None) else None
         areq = get("areq_kb")
         if areq is None:
             parts = [(m, size) for m, size in ((r_s, get("rareq_kb")), (w_s, get("wareq_kb")), (d_s, get("dareq_kb")))
@@ -125,6 +130,9 @@ def normalise_block(values: dict, t, interval):
                     weighted = weighted + m * ms
                 idle = numpy.ones(n, dtype=bool) if iops is None else iops == 0.0
                 await_ = numpy.where(weight > 0, weighted / weight, numpy.where(idle, 0.0, NAN))
+                for m, ms in ((r_s, get("r_await")), (w_s, get("w_await"))):
+                    if ms is None:
+                        await_ = numpy.where(numpy.ones(n, dtype=bool) if m is None else m != 0.0, NAN, await_)
         util = get("util")
         svctm = get("svctm")
         apparent = False

@@ -41,6 +41,9 @@ _HUMAN = re.compile(r"^(-?\d+(?:[.,]\d+)?)([sBkMGTP%]?)$")
 _ISO_STAMP = re.compile(r"^\s*(\d{4})-(\d{2})-(\d{2})[T ](\d{2}):(\d{2}):(\d{2})(?:[+-]\d{4})?\s*$")
 _IOSTAT_COMMAND = re.compile(r"(?:^|[\s#$>])iostat(\s[^|;]*)?$")
 _SAR_COMMAND = re.compile(r"(?:^|[\s#$>])sar(\s[^|;]*)?")
+# rows above the first header kept to read with it (a paste that starts mid-output has a few)
+MAX_ORPHAN_ROWS = 1000
+_QUOTED = re.compile(r"^\s*(?:>[ \t]?)+")
 _INTERVAL_ARGS = re.compile(r"(?:^|\s)(\d+)(?:\s+(\d+))?\s*$")
 
 
@@ -194,11 +197,21 @@ class _Layout:
         self.read = [(index, spec[0], spec[1]) for index, spec in enumerate(self.fields) if spec is not None]
         self.era = era_of(columns)
 
-    def row(self, tokens: list[str]) -> tuple[str, dict] | None:
-        if len(tokens) != len(self.columns):
+    @property
+    def unknown(self) -> list[str]:
+        """Header names no reader knows: their values are not read."""
+        return [c for c, spec in zip(self.columns, self.fields)
+                if spec is None and c not in DEVICE_COLUMNS and c not in IGNORED]
+
+    def row(self, tokens: list[str], prefix: bool = False) -> tuple[str, dict] | None:
+        """(device, values) of a row; `prefix`: the row holds only the first len(tokens) columns
+        (a wrapped row whose rest never came), the others stay unread."""
+        if len(tokens) != len(self.columns) and not (prefix and self.device_index == 0 and len(tokens) < len(self.columns)):
             return None
         values = {}
         for index, name, factor in self.read:
+            if index >= len(tokens):
+                continue
             token = tokens[index]
             try:
                 value = float(token)
@@ -311,6 +324,13 @@ class _TextReader:
         self.run_columns: frozenset | None = None
         self.layout_is_part = False
         self.pending_name: str | None = None
+        # a row whose values wrapped onto the next lines (a narrow terminal, a book or web page):
+        # its tokens so far and its first line
+        self.partial: tuple[list[str], int] | None = None
+        self.previous_line = 0           # the last non-blank line read
+        self.unread_rows: list[int] = []  # rows under a disk header that fit none of its columns
+        self.short_rows: dict[tuple, list[int]] = {}   # columns never read -> the rows that lacked them
+        self.orphans: list[tuple[list[str], int]] = []  # rows above the first disk header
         self.skip_next_numbers = False
         self.iostat_interval: float | None = None
         # iostat's first report after its banner averages since boot, unless the run used -y
@@ -334,7 +354,13 @@ class _TextReader:
             else:
                 yield from self._batch(batch, first)
                 first += len(batch)
+        yield from self._end_partial()
         yield from self._flush_report()
+        if self.orphans:
+            self.source.warnings.append(f"{self.name}: {len(self.orphans)} rows of figures (from line "
+                                        f"{self.orphans[0][1]}) under no disk header: their columns are "
+                                        f"unknown, not read")
+        self._layout_warnings()
         if self.held:
             # the run printed nothing after its since-boot report: keep it, and say what it is
             self.source.warnings.append(f"{self.name}:{self.held[0].line}: the only report of this iostat run "
@@ -355,7 +381,14 @@ class _TextReader:
                 index += yield from self._sar_block(batch, index, first)
 
     def _line(self, line: str, number: int) -> Iterator[RawSample]:
+        previous, self.previous_line = self.previous_line, number
+        if line[:1] == ">" or line.lstrip()[:1] == ">":
+            line = _QUOTED.sub("", line)    # a mail or forum quote ('> ', '>> '): the text under it
+            if not line.strip():
+                return
         tokens = line.split()
+        if self.partial is not None and not all(_value(t, "") is not None for t in tokens):
+            yield from self._end_partial()
         if self.layout is not None and self.source.kind == "sar" and _TIME.match(tokens[0]):
             # the bulk of a sar file: a row of the disk section (checked in full by _sar_line)
             clock = parse_clock(tokens)
@@ -392,6 +425,16 @@ class _TextReader:
         if clock is not None:
             yield from self._sar_line(tokens, clock, number)
             return
+        if (self.source.kind == "iostat" and self.layout is not None and self.layout.line == previous
+                and not any(t in DEVICE_COLUMNS for t in tokens) and any(t in COLUMNS for t in tokens)
+                and not any(_number(t) is not None for t in tokens)):
+            # the header went on on the next line (a narrow terminal, a book or a web page): one header
+            joined = self.layout.columns + tokens
+            if self.run_columns == frozenset(self.layout.columns):
+                self.run_columns = frozenset(joined)
+            self._set_layout(joined, number)
+            self.layout_is_part = frozenset(joined) != self.run_columns
+            return
         if _is_disk_header(tokens) and (tokens[0].startswith("Device") or tokens[-1] == "Device"):
             if self.source.kind == "unknown":
                 self.source.kind = "iostat"
@@ -411,6 +454,10 @@ class _TextReader:
             return
         if self.layout is not None and self.source.kind == "iostat":
             yield from self._iostat_row(tokens, number)
+        elif (self.last_disk_layout is None and self.source.kind in ("unknown", "iostat") and len(tokens) >= 3
+              and _number(tokens[0]) is None and all(_value(t, "") is not None for t in tokens[1:])
+              and len(self.orphans) < MAX_ORPHAN_ROWS):
+            self.orphans.append((tokens, number))   # a paste that starts below its header
 
     # ---- banner, timestamps, commands
     def _banner(self, banner: re.Match, number: int) -> None:
@@ -727,6 +774,11 @@ class _TextReader:
 
     def _set_layout(self, tokens: list[str], number: int) -> None:
         self.layout = _Layout(tokens, number)
+        unknown = self.layout.unknown
+        if unknown:
+            note = f"{self.name}:{number}: columns {' '.join(unknown)} are not ones sysstat prints: not read, unknown"
+            if note.split(":", 2)[-1] not in {w.split(":", 2)[-1] for w in self.source.warnings}:
+                self.source.warnings.append(note)
         self.last_disk_layout = self.layout
         if self.layout.era not in self.source.eras:
             self.source.eras.append(self.layout.era)
@@ -759,16 +811,84 @@ class _TextReader:
         self.held = []
 
     def _iostat_row(self, tokens: list[str], number: int) -> Iterator[RawSample]:
+        if self.orphans:
+            yield from self._read_orphans(number)
         layout = self.layout
-        if len(tokens) == 1 and _number(tokens[0]) is None and len(layout.columns) > 1:
+        numbers = all(_value(t, "") is not None for t in tokens)
+        if self.partial is not None and numbers:
+            # the values of a wrapped row go on
+            tokens, number = self.partial[0] + tokens, self.partial[1]
+            self.partial = None
+            if len(tokens) < len(layout.columns):
+                self.partial = (tokens, number)
+                return
+        elif len(tokens) == 1 and _number(tokens[0]) is None and len(layout.columns) > 1:
             self.pending_name = tokens[0]   # a long name alone on its line; values on the next
             return
-        if self.pending_name is not None and len(tokens) == len(layout.columns) - 1:
+        if self.pending_name is not None and numbers and len(tokens) < len(layout.columns):
             tokens = tokens[:layout.device_index] + [self.pending_name] + tokens[layout.device_index:]
         self.pending_name = None
+        if (len(tokens) < len(layout.columns) and layout.device_index == 0 and _number(tokens[0]) is None
+                and all(_value(t, "") is not None for t in tokens[1:])):
+            self.partial = (tokens, number)   # the rest of its values may follow on the next line
+            return
         parsed = layout.row(tokens)
         if parsed is None:
+            self.unread_rows.append(number)
             return
+        yield from self._iostat_sample(parsed, tokens, number)
+
+    def _read_orphans(self, number: int) -> Iterator[RawSample]:
+        """Rows pasted above the first header (the paste began below it): read with that header when
+        their values fit its columns, as the report before the first one; the others are unread."""
+        rows, self.orphans = self.orphans, []
+        read = 0
+        for tokens, line in rows:
+            parsed = self.layout.row(tokens)
+            if parsed is None:
+                self.unread_rows.append(line)
+                continue
+            device, values = parsed
+            values["_report"] = float(self.report)
+            self.current[device] = RawSample(device, None, self.iostat_interval, values, line, self.segment)
+            read += 1
+        if read:
+            self.source.warnings.append(f"{self.name}: {read} rows above the first disk header (lines "
+                                        f"{rows[0][1]}-{rows[-1][1]}) were read with the header at line "
+                                        f"{self.layout.line}, whose columns they fit")
+            stamp = self.report_time
+            yield from self._new_report(number, None)
+            self.report_time = stamp
+
+    def _end_partial(self) -> Iterator[RawSample]:
+        """A wrapped row whose other values never came: what it holds is read, the columns it
+        lacks stay unknown (and are named in a warning)."""
+        if self.partial is None:
+            return
+        tokens, number = self.partial
+        self.partial = None
+        parsed = self.layout.row(tokens, prefix=True) if self.layout is not None else None
+        if parsed is None:
+            self.unread_rows.append(number)
+            return
+        lacking = tuple(c for c, spec in zip(self.layout.columns[len(tokens):], self.layout.fields[len(tokens):])
+                        if spec is not None)
+        self.short_rows.setdefault(lacking, []).append(number)
+        yield from self._iostat_sample(parsed, tokens, number)
+
+    def _layout_warnings(self) -> None:
+        """Say loudly what was not read: rows that fit no column of their header, columns no reader
+        knows, wrapped rows whose last values never came."""
+        if self.unread_rows:
+            lines = ", ".join(str(n) for n in self.unread_rows[:5]) + (" ..." if len(self.unread_rows) > 5 else "")
+            self.source.warnings.append(f"{self.name}: {len(self.unread_rows)} rows under a disk header fit none "
+                                        f"of its columns (lines {lines}): not read")
+        for lacking, rows in self.short_rows.items():
+            lines = ", ".join(str(n) for n in rows[:5]) + (" ..." if len(rows) > 5 else "")
+            self.source.warnings.append(f"{self.name}: {len(rows)} rows end before their header does "
+                                        f"(lines {lines}): {' '.join(lacking)} not read, unknown")
+
+    def _iostat_sample(self, parsed: tuple[str, dict], tokens: list[str], number: int) -> Iterator[RawSample]:
         device, values = parsed
         if "," in "".join(tokens):
             self.source.decimal_comma = True

@@ -54,7 +54,16 @@ def performance_view(section) -> dict | None:
         "sizes": _safe(lambda: request_sizes(devices, series, order[:MAX_SIZE_ROWS])),
         "settings": _settings_rows(devices, findings),
         "pressure": section.get("pressure"),
+        "unread": _unread_notes(section),
     }
+
+
+def _unread_notes(section: dict) -> list[str]:
+    from .performance import unread_lines
+    try:
+        return [line.strip() for line in unread_lines(section)]
+    except (KeyError, TypeError, AttributeError):
+        return []
 
 
 def _safe(draw):
@@ -118,7 +127,7 @@ def small_multiples(series: dict, names: list[str], findings: list[dict]) -> str
             if name in verdicts:
                 panels[0].text(0.02, 0.06, ", ".join(sorted(set(verdicts[name]))), transform=panels[0].transAxes,
                                fontsize=7, color=AWAIT_COLOR, clip_on=True, in_layout=False)
-            panels[1].fill_between(x, 0, [0 if math.isnan(v) else v for v in svctm], color=SERVICE_COLOR, step="mid",
+            panels[1].fill_between(x, 0, svctm, color=SERVICE_COLOR, step="mid",
                                    linewidth=0, label="service time")
             panels[1].plot(x, await_, color=AWAIT_COLOR, linewidth=1, label="await")
             panels[2].plot(x, aqu, color=LINE_COLOR, linewidth=1)

@@ -30,6 +30,7 @@ def performance_section(data, findings: list[dict] | None) -> dict | None:
             "samples": len(samples.samples) if samples else 0, "raw_samples": samples.raw_count if samples else 0,
             "svctm_apparent": bool(samples and samples.apparent_svctm),
             "p95": _p95(samples) if samples else {},
+            "unread": _unread(samples) if samples else [],
         })
     return {
         "sources": [s.to_dict() for s in data.sources],
@@ -43,6 +44,20 @@ def performance_section(data, findings: list[dict] | None) -> dict | None:
 
 def _number(value: float) -> float | None:
     return None if value is None or math.isnan(value) or math.isinf(value) else round(value, 3)
+
+
+# the figures saturation, queueing and latency are judged by: a device lacking all of them was not judged
+JUDGED_FIELDS = ("util", "aqu", "await")
+_COLUMN_NAMES = {"iops": "r/s+w/s", "mb_s": "rkB/s+wkB/s", "areq_kb": "areq-sz", "aqu": "aqu-sz", "await": "await",
+                 "svctm": "svctm", "util": "%util"}
+
+
+def _unread(series: Series) -> list[str]:
+    """The fields no sample of a device holds (its source did not print them, or they were not
+    read): unknown, never 0."""
+    samples = series.samples
+    return [name for name in ("iops", "mb_s", "areq_kb", "aqu", "await", "util")
+            if not any(s[FIELDS.index(name)] == s[FIELDS.index(name)] for s in samples)]
 
 
 def _p95(series: Series) -> dict:
@@ -94,12 +109,12 @@ def _iso(t: float) -> str:
     return datetime.fromtimestamp(t, timezone.utc).replace(tzinfo=None).isoformat()
 
 
-_UNITS = {"util": "%", "await": " ms", "svctm": " ms", "r_await": " ms", "w_await": " ms", "areq_kb": " kB",
+_UNITS = {"util": "%", "await": " ms", "rareq_kb": " kB", "wareq_kb": " kB", "queue": "", "svctm": " ms", "r_await": " ms", "w_await": " ms", "areq_kb": " kB",
           "mb_s": " MB/s", "peers_await_median": " ms", "peers_svctm_median": " ms", "members_await_max": " ms",
           "members_util_max": "%", "peers_util_max": "%", "read_ahead_kb": " kB", "max_sectors_kb": " kB",
           "max_hw_sectors_kb": " kB", "write_areq_kb_median": " kB", "areq_kb_median": " kB", "areq_kb_p95": " kB",
           "util_p95": "%", "await_p95": " ms", "read_mb_s_p95": " MB/s"}
-_LABELS = {"aqu": "queue", "areq_kb": "request", "mb_s": "", "iops": "IOPS", "svctm": "svctm",
+_LABELS = {"aqu": "queue", "queue": "queue (checked by Little's law)", "rareq_kb": "read size", "wareq_kb": "write size", "areq_kb": "request", "mb_s": "", "iops": "IOPS", "svctm": "svctm",
            "peers_await_median": "peers' await", "peers_svctm_median": "peers' svctm", "peers_util_max": "peers' util max",
            "members_await_max": "members' await max", "members_util_max": "members' util max"}
 
@@ -138,7 +153,8 @@ def finding_line(finding: dict) -> str:
                                       for name, figure in finding["figures"].items())))
     window = finding["window"]
     if window.get("single_sample"):
-        span = "single sample"
+        span = (f"single sample: {window.get('matching_samples', 1)} of {window.get('device_samples', 1)} read, "
+                f"too few to tell a lasting load from a moment; confidence {finding.get('confidence')}")
     elif finding.get("scope") == "perf_devices":
         span = f"over {window['samples']} samples"
     else:
@@ -156,6 +172,20 @@ def finding_line(finding: dict) -> str:
             f"{figures}; {span}{related} ({finding['rule']}){where}")
 
 
+def unread_lines(section: dict) -> list[str]:
+    """One line a device whose saturation, queue or latency figures were not read: an all-clear
+    is never given from values nobody read."""
+    out = []
+    for device in section["devices"]:
+        fields = [f for f in device.get("unread", []) if f in JUDGED_FIELDS]
+        if not fields or not device.get("samples"):
+            continue
+        columns = ", ".join(_COLUMN_NAMES[f] for f in fields)
+        out.append(f"  {device['name']}: {columns} not read (unknown): "
+                   f"{'not judged' if len(fields) == len(JUDGED_FIELDS) else 'judged on the rest only'}")
+    return out
+
+
 def performance_text(section: dict | None) -> list[str]:
     if not section:
         return []
@@ -166,8 +196,12 @@ def performance_text(section: dict | None) -> list[str]:
     out = [f"Performance ({', '.join(kinds) or 'no samples'}; {len(section['series'])} devices, {samples} samples)"]
     for finding in section["findings"]:
         out.append("  " + finding_line(finding))
-    if not section["findings"]:
+    unread = unread_lines(section)
+    if not section["findings"] and not unread:
         out.append("  no device is saturated, slow or misconfigured in the samples read")
+    elif not section["findings"]:
+        out.append("  no finding in the figures read; not all could be judged")
+    out += unread
     for source in section["sources"]:
         if not source["status"].startswith("read") or source.get("truncated"):
             note = f"  {source['path']}: {source['status']}"

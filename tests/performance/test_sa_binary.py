@@ -177,3 +177,31 @@ def test_performance_stage_warns_in_one_line_on_an_older_format(tmp_path):
     (source,) = data.sources
     assert source.status == "present, not read"
     assert "format 0x2171" in source.warnings[0] and "\n" not in source.warnings[0]
+
+
+def _generate_days():
+    """benchmarks/performance.py's saDD generator (sadc 12.6.1's records with more disks)."""
+    import importlib.util
+
+    path = Path(__file__).resolve().parents[2] / "benchmarks" / "performance.py"
+    spec = importlib.util.spec_from_file_location("performance_benchmark", path)
+    module = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(module)
+    return module.generate_binary
+
+
+def test_days_read_in_parallel_give_what_one_process_gives(tmp_path):
+    _generate_days()(tmp_path, devices=5, seconds=5 * 86400, interval=600)
+    files = sorted((tmp_path / "var" / "log" / "sa").glob("sa*"))
+    assert len(files) == 5
+    sources = [_source(path, f"var/log/sa/{path.name}", "sa_binary") for path in files]
+    alone = read_performance(sources, None, run_sadf=False, jobs=1)
+    together = read_performance([_source(path, f"var/log/sa/{path.name}", "sa_binary") for path in files], None,
+                                run_sadf=False, jobs=2)
+    assert [s.to_dict() for s in together.sources] == [s.to_dict() for s in alone.sources]
+    assert sorted(together.series) == sorted(alone.series) and len(alone.series) == 5
+    for name, series in alone.series.items():
+        other = together.series[name]
+        assert other.matrix().tobytes() == series.matrix().tobytes()
+        assert list(other.lines) == list(series.lines) and list(other.segments) == list(series.segments)
+        assert series.raw_count == 5 * 143      # a day's first record has no interval before it
