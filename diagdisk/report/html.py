@@ -208,6 +208,8 @@ def _weighing_view(inference: Any) -> list[dict]:
     """The likeliest explanations: probability, name, and for the first what weighs most for it,
     for the others why they lose."""
     rows = []
+    if not _dict(inference).get("event_groups"):
+        return rows   # nothing to weigh: no error was read
     for index, entry in enumerate(_list(_dict(inference).get("explanations"))[:4]):
         entry = _dict(entry)
         if index == 0:

@@ -256,8 +256,8 @@ def _colored_severity(line: str) -> str:
 def _weighing_lines(inference: dict | None, width: int) -> list[str]:
     """The likeliest explanations with their probabilities, what weighs most for the first and why
     each other one loses (docs/inference.md)."""
-    if not inference or not inference.get("explanations"):
-        return []
+    if not inference or not inference.get("explanations") or not inference.get("event_groups"):
+        return []   # nothing to weigh: no error was read
     lines = ["", "Weighing of the explanations (probability):"]
     for index, entry in enumerate(inference["explanations"][:3]):
         if index == 0:
