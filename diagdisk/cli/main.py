@@ -339,7 +339,9 @@ Exit codes:
   70   internal error
   130  interrupted""")
 @click.argument("paths", nargs=-1, required=True)
-@click.option("--format", "output_format", type=click.Choice(["csv", "jsonl"]), default="jsonl", show_default=True)
+@click.option("--format", "output_format", type=click.Choice(["csv", "jsonl"]), default="jsonl", show_default=True,
+              help="jsonl: JSON Lines, one event an object (jq, pandas.read_json(lines=True)); csv: one event a "
+                   "row, with a header, control characters escaped.")
 @_window_options
 @_output_options
 @_limit_options
@@ -376,13 +378,45 @@ def events(ctx, paths, output_format, since, until, output, max_file_size, max_t
             if output_format == "csv":
                 text = _escaped_frame(frame).to_csv(index=False)
             else:
-                text = frame.to_json(orient="records", lines=True) if len(frame) else ""
+                text = _json_lines(frame)
         finally:
             progress.close()
         _write(text, output, paths, quiet)
         _echo_warnings(warnings)
         return ExitCode.OK if complete else ExitCode.PARTIAL
     ctx.exit(_guarded(ctx, run))
+
+
+# Seconds past this many decimals say nothing: the finest stamp a log carries is a microsecond.
+_TIME_DECIMALS = 6
+
+
+def _json_lines(frame) -> str:
+    """The event table as JSON Lines: one object an event, missing fields null, '/' written as
+    itself (pandas' writer escapes it as '\\/'), times in seconds to the microsecond; non-ASCII and
+    control characters escaped, as JSON's own escapes."""
+    import json
+    import math
+
+    columns = list(frame.columns)
+    lines = []
+    for row in frame.itertuples(index=False, name=None):
+        record = {}
+        for name, value in zip(columns, row):
+            if hasattr(value, "item"):       # a numpy scalar: its Python value
+                value = value.item()
+            if value is None or value is _pandas_na() or isinstance(value, float) and math.isnan(value):
+                value = None
+            elif isinstance(value, float):
+                value = round(value, _TIME_DECIMALS)
+            record[name] = value
+        lines.append(json.dumps(record, separators=(",", ":"), default=str) + "\n")
+    return "".join(lines)
+
+
+def _pandas_na():
+    import pandas
+    return pandas.NA
 
 
 def _escaped_frame(frame):
