@@ -245,8 +245,8 @@ def analyze(ctx, paths, output_format, brief, color, fail_on, rules_dirs, since,
     rule explains), INCONCLUSIVE (too little evidence for any verdict: no kernel log line was read)
     or HEALTHY, the part to replace and why; then what was read (coverage), the findings with their
     evidence lines, devices, events. Inputs are grouped by host first (hostname, uname, manifest,
-    archive name, syslog headers): several hosts give one report each (text blocks, a JSON list, or
-    one file per host with -o DIR/, plus index.html for HTML); one report file (-o FILE, HTML on
+    archive name, syslog headers): several hosts give one report each (text blocks, the JSON
+    object's `reports` list, or one file per host with -o DIR/, plus index.html for HTML); one report file (-o FILE, HTML on
     stdout) for several hosts is refused with exit 2, naming the hosts found.
     """
     if brief and output_format != "text":
@@ -269,11 +269,10 @@ def analyze(ctx, paths, output_format, brief, color, fail_on, rules_dirs, since,
             text = None
             if folder is not None:
                 written = write_per_host(folder, reports, labels, output_format, list(paths))
+            elif output_format == "json":
+                text = _reports_json(reports)
             elif len(reports) == 1:
                 text = _render(reports[0], output_format, brief=brief, color=use_color)
-            elif output_format == "json":
-                import json
-                text = json.dumps(reports, indent=2, default=str) + "\n"
             else:
                 text = text_blocks(reports, labels, brief=brief, color=use_color, width=_terminal_width())
         finally:
@@ -433,6 +432,16 @@ def _escaped_frame(frame):
             # as plain values: two texts may escape to one (a raw ESC and a written "\x1b")
             frame[column] = frame[column].astype(object).map(escaped)
     return frame
+
+
+REPORTS_SCHEMA = "diagdisk.reports/1"
+
+
+def _reports_json(reports: list[dict]) -> str:
+    """`--format json`: one shape however many hosts the input holds, an object whose `reports`
+    lists one report a host (docs/report.md)."""
+    import json
+    return json.dumps({"schema": REPORTS_SCHEMA, "reports": reports}, indent=2, default=str) + "\n"
 
 
 def _render(report: dict, output_format: str, *, brief: bool = False, color: bool = False) -> str:

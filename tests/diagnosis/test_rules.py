@@ -129,7 +129,8 @@ def test_analyze_with_a_users_rule_folder_finds_what_it_selects(tmp_path):
     log.write_text(MEDIUM)
     result = _cli("analyze", str(log), "--format", "json", "--rules", str(tmp_path / "mine"))
     import json
-    rules = {f["rule"] for f in json.loads(result.output)["findings"]}
+    (report,) = json.loads(result.output)["reports"]
+    rules = {f["rule"] for f in report["findings"]}
     assert {"DD901", "DD101"} <= rules
 
 

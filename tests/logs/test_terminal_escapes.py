@@ -82,7 +82,8 @@ def coloured_dmesg(plain: str, decode: bool) -> tuple[str, int]:
 def _analyze(path: Path) -> tuple[int, dict]:
     result = CliRunner().invoke(main, ["analyze", str(path), "--format", "json"])
     assert result.exit_code in (0, 1, 3), result.output
-    return result.exit_code, json.loads(result.stdout)
+    (report,) = json.loads(result.stdout)["reports"]
+    return result.exit_code, report
 
 
 @pytest.fixture(scope="module")

@@ -46,7 +46,8 @@ Average:        11.00      0.00     44.00      0.00      4.00      0.01      0.4
 def _analyze(*args, stdin: str | None = None) -> dict:
     result = CliRunner().invoke(main, ["analyze", *map(str, args), "--format", "json"], input=stdin)
     assert result.exit_code in (0, 1, 3, 4), result.output
-    return json.loads(result.stdout)
+    (report,) = json.loads(result.stdout)["reports"]
+    return report
 
 
 def test_sar_a_reads_only_the_rows_under_the_disk_header():
