@@ -331,8 +331,8 @@ def sniff_format(path: Path) -> str | None:
         return "proc_scsi"
     if stripped.startswith("Personalities :"):
         return "mdstat"
-    if re.match(r"smartctl \d", stripped):
-        return "smartctl_text"
+    if re.match(r"smartctl \d", stripped) or re.match(r"(?:[^\n]*\n){1,3}smartctl \d", stripped):
+        return "smartctl_text"  # perhaps after the prompt and command that printed it
     if re.match(r"/dev/md\S*:\s*\n\s*Version :", stripped):
         return "mdadm_detail"
     if re.match(r"\[\d+:\d+:\d+:\d+\]\s+\S", stripped):
