@@ -262,6 +262,32 @@ def _read_metadata(analysis: Analysis, sources: list[Source]) -> None:
         analysis.report_date = _latest_log_mtime(sources)
     if analysis.hostname is None:
         analysis.hostname = _syslog_hostname(sources)
+    if analysis.kernel is None:
+        analysis.kernel = _booted_kernel(sources)
+
+
+# The kernel's banner, the first line it prints at boot (init/version.c linux_banner):
+# "Linux version 5.14.0-362.el9.x86_64 (mockbuild@...) (gcc ...) #1 SMP ..."
+_LINUX_BANNER = re.compile(rb"Linux version (\S+) \(")
+
+
+def _booted_kernel(sources: list[Source]) -> str | None:
+    """The kernel release the newest boot in the logs printed in its banner (a dmesg starts with
+    it), for an input without `uname`; None when no log holds one near its start."""
+    logs = [s for s in sources if s.format == "log" and not s.duplicate_of]
+    newest_first = sorted(logs, key=lambda s: s.rotation_key, reverse=True)
+    for source in sorted(newest_first, key=lambda s: not is_kernel_ring_buffer(s.name)):
+        try:
+            with open(source.path, "rb") as handle:
+                head = handle.read(_HOSTNAME_SAMPLE_BYTES)
+        except OSError:
+            continue
+        if detect_compression(head[:6]):
+            continue
+        banners = _LINUX_BANNER.findall(head)
+        if banners:
+            return banners[-1].decode("utf-8", "replace")
+    return None
 
 
 def _sos_manifest_date(source: Source, limits: Limits) -> datetime | None:

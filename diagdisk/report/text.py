@@ -40,6 +40,26 @@ def verdict_line(report: dict) -> str:
     return escape_control(f"{status.upper()}: {headline}")
 
 
+def _event_span(span: dict, coverage: dict | None) -> str:
+    """When the events were written: wall-clock times, else the kernel log's seconds since boot (a
+    dmesg without -T), else '? .. ?'."""
+    first, last = _short_time(span.get("first")), _short_time(span.get("last"))
+    if first or last:
+        return f"{first or '?'} .. {last or '?'}"
+    uptimes = ((coverage or {}).get("kernel_log") or {}).get("uptime_span")
+    if uptimes and len(uptimes) == 2 and None not in uptimes:
+        return f"uptime {_seconds(uptimes[0])} .. {_seconds(uptimes[1])}"
+    return "? .. ?"
+
+
+def _seconds(value: float) -> str:
+    """Seconds since boot as a person reads them: 3.2 s, 1883958 s (21.8 days)."""
+    if value < 100:
+        return f"{value:.1f} s"
+    days = f" ({value / 86400:.1f} days)" if value >= 86400 else ""
+    return f"{value:.0f} s{days}"
+
+
 def render_text(report: dict, *, color: bool = False, width: int | None = None, brief: bool = False) -> str:
     width = max(width or DEFAULT_WIDTH, 40)
     first = verdict_line(report)
@@ -56,7 +76,7 @@ def render_text(report: dict, *, color: bool = False, width: int | None = None, 
     out.append(f"diagdisk {report['tool']['version']}: {report['input']}")
     inferred = " (syslog years inferred from the report date)" if span.get("years_inferred") else ""
     out.append(f"host {host.get('hostname') or '?'}, kernel {host.get('kernel') or '?'}, "
-               f"events {_short_time(span.get('first')) or '?'} .. {_short_time(span.get('last')) or '?'}{inferred}")
+               f"events {_event_span(span, report.get('coverage'))}{inferred}")
     out += _coverage_lines(report.get("coverage"))
     if report.get("complete") is False:
         out.append("INCOMPLETE: part of the input could not be read; the verdict covers what was read "

@@ -1,0 +1,50 @@
+"""The text report's second line says what the input says: the kernel a dmesg's banner names, the
+seconds since boot a dmesg without wall-clock times spans; a virtio disk is not named by the PCI
+vendor id lsblk shows for it."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+from click.testing import CliRunner
+
+from diagdisk.cli.main import main
+from diagdisk.topology.tables import read_lsblk
+
+DMESG = Path(__file__).resolve().parents[2] / "samples" / "md-raid1-degraded-sdb" / "sos_commands" / "kernel" / "dmesg"
+BANNER = ("[    0.000000] Linux version 5.14.0-362.el9.x86_64 (mockbuild@x86-vm-07.build.eng.bos.redhat.com) "
+          "(gcc (GCC) 11.4.1 20230605 (Red Hat 11.4.1-2), GNU ld version 2.35.2-42.el9) #1 SMP PREEMPT_DYNAMIC "
+          "Mon Sep 4 14:14:11 EDT 2023\n")
+
+
+def _header(path: Path) -> str:
+    lines = CliRunner().invoke(main, ["analyze", str(path)]).stdout.splitlines()
+    return next(line for line in lines if line.startswith("host "))
+
+
+def test_the_kernel_is_the_one_the_dmesg_banner_names(tmp_path):
+    dmesg = tmp_path / "dmesg"
+    dmesg.write_text(BANNER + DMESG.read_text())
+    assert _header(dmesg).startswith("host ?, kernel 5.14.0-362.el9.x86_64, ")
+    report = json.loads(CliRunner().invoke(main, ["analyze", str(dmesg), "--format", "json"]).stdout)["reports"][0]
+    assert report["host"]["kernel"] == "5.14.0-362.el9.x86_64"
+
+
+def test_a_dmesg_timed_since_boot_spans_its_uptimes():
+    assert _header(DMESG) == "host ?, kernel ?, events uptime 1.5 s .. 1883998 s (21.8 days)"
+
+
+def test_a_dmesg_of_a_few_seconds(tmp_path):
+    dmesg = tmp_path / "dmesg"
+    dmesg.write_text("[    3.210000] sd 2:0:1:0: [sdb] tag#3 Sense Key : Medium Error [current]\n"
+                     "[    5.500000] sd 2:0:1:0: [sdb] tag#4 Sense Key : Medium Error [current]\n")
+    assert _header(dmesg).endswith("events uptime 3.2 s .. 5.5 s")
+
+
+def test_a_virtio_disk_is_not_named_by_its_pci_vendor_id():
+    (vda, sda) = read_lsblk('NAME="vda" KNAME="vda" MAJ:MIN="252:0" TYPE="disk" VENDOR="0x1af4" MODEL="" HCTL=""\n'
+                            'NAME="sda" KNAME="sda" TYPE="disk" VENDOR="ATA     " MODEL="ST2000DM008" HCTL="0:0:0:0"\n'
+                            ).records
+    assert (vda.vendor, vda.model) == (None, "virtio disk")
+    assert (sda.vendor, sda.model) == ("ATA", "ST2000DM008")
