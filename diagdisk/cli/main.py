@@ -195,7 +195,8 @@ def _window_options(func):
                         help="Leave out events after TIME (all of the day, minute or second it names).")(func)
     func = click.option("--since", type=_Time(), default=None,
                         help="Leave out events before TIME: 2024-03-02, '2024-03-02 18:07', "
-                             "'Mar 2 18:07:17', 'Sat Mar 2 18:07:17 2024', @EPOCH.")(func)
+                             "'Mar 2 18:07:17', 'Sat Mar 2 18:07:17 2024', @EPOCH, or a span before the "
+                             "report date: 30d, 12h, 90m.")(func)
     return func
 
 
