@@ -194,3 +194,11 @@ def test_host_labels_from_folder_names_reach_the_terminal_escaped(tmp_path):
     headline = next(line for line in result.stdout.splitlines() if line.startswith("=== case"))
     assert "\x1b" not in headline and "\x07" not in headline
     assert headline.startswith("=== case\\x1b]0;owned\\x07\\x1b[2J: HEALTHY")
+
+
+def test_brief_over_several_hosts_is_one_verdict_line_a_host():
+    result = run("analyze", DEMO, NVME, "--brief", "-j", "1")
+    assert result.exit_code == 0, result.stderr
+    lines = result.stdout.split("\n")
+    assert lines[-1] == "" and len(lines) == 3
+    assert lines[0].startswith("=== pgdb02: FAILURE: ") and lines[1].startswith("=== ws-build7: FAILURE: ")
