@@ -91,7 +91,7 @@ def collect(ctx: click.Context, output, since, timeout, deadline, root, bin_dir,
     hostname = read_hostname(context)
     folder = default_folder(hostname, now)
     output = output or Path(f"{folder}.tar.gz")
-    if live and not privileged:
+    if live and not privileged and not quiet:
         echo_error(f"diagdisk: {ROOT_ADDS}")
     try:
         result = collect_bundle(context, output, folder, hostname)
