@@ -212,7 +212,8 @@ def run_fleet(paths: list[str], out: str | Path, options: FleetOptions | None = 
         progress.finish()
         write_tables(out, list(rows.values()), [s for group in suspects.values() for s in group])
     from .page import render_fleet_page
-    atomic_write(out / "fleet.html", render_fleet_page(list(rows.values()), list(holdings.values()), summary))
+    atomic_write(out / "fleet.html", render_fleet_page(list(rows.values()), list(holdings.values()), summary,
+                                                       html_reports=options.html))
     summary.seconds = time.monotonic() - started
     return summary
 
