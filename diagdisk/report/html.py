@@ -168,7 +168,7 @@ def build_view(report: dict) -> dict:
         "coverage": _coverage_view(report.get("coverage")),
         "legend": _legend(report),
         "suspects": Capped([_suspect_view(s, titles_by_rule) for s in suspects[:MAX_SUSPECTS]], len(suspects)),
-        "findings": Capped([_finding_view(f) for f in findings[:MAX_FINDINGS]], len(findings)),
+        "findings": Capped(_finding_views(findings[:MAX_FINDINGS]), len(findings)),
         "timeline": timeline_chart(_list(report.get("timeline")), suspect_lanes),
         "device_cards": _device_cards(report, devices, suspects, findings, md_arrays),
         "md_arrays": capped(md_arrays, MAX_MD_ARRAYS),
@@ -242,8 +242,34 @@ def _suspect_view(suspect: dict, titles_by_rule: dict) -> dict:
     }
 
 
-def _finding_view(finding: dict) -> dict:
+def _finding_views(findings: list[dict]) -> list[dict]:
+    """The findings as the page shows them, in order: a line of evidence is shown under the first
+    finding that cites it; a later one says how many of its lines are shown above, and where."""
+    shown_under: dict[tuple, str] = {}
+    views = []
+    for finding in findings:
+        rule = str(finding.get("rule") or finding.get("title") or "a finding")
+        own, elsewhere = [], {}
+        for line in _list(finding.get("evidence")):
+            place = _evidence_place(line)
+            if place is not None and place in shown_under and shown_under[place] != rule:
+                elsewhere.setdefault(shown_under[place], 0)
+                elsewhere[shown_under[place]] += 1
+            else:
+                own.append(line)
+        views.append(_finding_view(dict(finding, evidence=own), elsewhere))
+        for line in views[-1]["evidence"].items:
+            shown_under.setdefault(_evidence_place(line), rule)
+    return views
+
+
+def _evidence_place(line: Any) -> tuple | None:
+    return (line.get("source"), line.get("line"), line.get("text")) if isinstance(line, dict) else None
+
+
+def _finding_view(finding: dict, evidence_elsewhere: dict[str, int] | None = None) -> dict:
     return {
+        "evidence_elsewhere": [(rule, count) for rule, count in (evidence_elsewhere or {}).items()],
         "rule": finding.get("rule"),
         "title": finding.get("title") or "(untitled finding)",
         "severity": finding.get("severity") if finding.get("severity") in SEVERITY_ORDER else "info",
