@@ -19,7 +19,7 @@ from pathlib import Path
 from ..topology import tables as inventory
 from ..inputs.chunks import DEFAULT_CHUNK_SIZE, detect_compression
 from ..logs.dedup import deduplicate
-from ..errors import InputError, PartialRead, is_partial
+from ..errors import InputError, Note, PartialRead, is_partial
 from ..logs.events import NON_EVENT_KINDS
 from ..logs.framing import MONTHS, frame_line
 from ..inputs.opener import STDIN_NAME, OpenedInput, open_input
@@ -588,8 +588,8 @@ def _count_copies_once(analysis: Analysis) -> None:
         found = copies.get((report.origin, report.name))
         if found:
             report.events -= found
-            report.warnings.append(f"{report.name}: {found} events are also in a log read before it "
-                                   f"(same message, same time); they are counted once")
+            report.warnings.append(Note(f"{report.name}: {found} events are also in a log read before it "
+                                        f"(same message, same time); they are counted once"))
 
 
 def _read_table(source: Source, analysis: Analysis, report: SourceReport) -> str:

@@ -24,7 +24,7 @@ from ..inputs.limits import Limits
 from .grammar import _HEX_DIGITS, FALLBACK_FAMILY, MessageParser, default_parser, grammar_specs, kernel_families
 from .prefilter import Prefilter
 from ..inputs.safeio import decode_log_bytes
-from ..errors import NumberOutOfRange
+from ..errors import Note, NumberOutOfRange
 
 MAX_UNPARSED_SAMPLES = 20
 # Lines with a number out of range that a source's warnings name one by one; the rest are counted.
@@ -84,8 +84,8 @@ def terminal_escape_warnings(source_name: str, read: LogReadResult) -> list[str]
     note: nothing is lost)."""
     if not read.terminal_escapes:
         return []
-    return [f"{source_name}: {read.terminal_escapes} terminal control sequences (colours, as "
-            f"dmesg --color=always or a terminal capture writes them) were removed before reading"]
+    return [Note(f"{source_name}: {read.terminal_escapes} terminal control sequences (colours, as "
+                 f"dmesg --color=always or a terminal capture writes them) were removed before reading")]
 
 
 def _without_colours(chunks, result: LogReadResult):

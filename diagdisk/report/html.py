@@ -23,6 +23,7 @@ import jinja2
 import markupsafe
 
 from diagdisk.decode.devnames import disk_of
+from diagdisk.report.text import not_listed_in_coverage
 from diagdisk.errors import InputError
 from diagdisk.logs.events import EVENT_KINDS
 from diagdisk.report.labels import kind_label
@@ -175,7 +176,7 @@ def build_view(report: dict) -> dict:
         "inventory": capped(devices, MAX_INVENTORY_ROWS),
         "sources": capped(sources, MAX_SOURCES),
         "source_totals": _source_totals(sources),
-        "missing_sources": capped([str(path) for path in _list(report.get("missing_sources"))], MAX_MISSING_SOURCES),
+        "missing_sources": capped([str(path) for path in not_listed_in_coverage(report)], MAX_MISSING_SOURCES),
         "input_warnings": capped([str(w) for w in _list(report.get("warnings"))], MAX_INPUT_WARNINGS),
         "incomplete": report.get("complete") is False,
         "max_warnings": MAX_WARNINGS_PER_SOURCE,

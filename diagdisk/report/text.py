@@ -77,7 +77,7 @@ def render_text(report: dict, *, color: bool = False, width: int | None = None, 
     inferred = " (syslog years inferred from the report date)" if span.get("years_inferred") else ""
     out.append(f"host {host.get('hostname') or '?'}, kernel {host.get('kernel') or '?'}, "
                f"events {_event_span(span, report.get('coverage'))}{inferred}")
-    out += _coverage_lines(report.get("coverage"))
+    out += _coverage_lines(report.get("coverage"), said=set(map(str, verdict.get("reasons") or [])))
     if report.get("complete") is False:
         out.append("INCOMPLETE: part of the input could not be read; the verdict covers what was read "
                    "(warnings under Sources)")
@@ -129,7 +129,7 @@ def render_text(report: dict, *, color: bool = False, width: int | None = None, 
     out.append("Sources")
     quiet = []
     for s in report["sources"]:
-        if not (s["lines"] or s["events"] or s["unparsed_candidates"] or s["warnings"]):
+        if not (s["lines"] or s["events"] or s["unparsed_candidates"] or s["warnings"] or s.get("notes")):
             quiet.append(s["path"])  # the date, hostname, a manifest, smartctl JSON: read, nothing to count
             continue
         extra = f", {s['unparsed_candidates']} unparsed candidate lines" if s["unparsed_candidates"] else ""
@@ -138,10 +138,12 @@ def render_text(report: dict, *, color: bool = False, width: int | None = None, 
         for sample in s.get("unparsed_samples", [])[:3]:
             out.append(f"    unparsed {s['path']}:{sample['line']}: {clip(sample['text'], 160)}")
         out += _warning_lines(s["warnings"], "    warning: ")
+        out += _warning_lines(s.get("notes") or [], "    note: ")
     if quiet:
         out.append(f"  also read: {', '.join(quiet)}")
-    if report["missing_sources"]:
-        out.append(f"  not present: {', '.join(report['missing_sources'])}")
+    missing = not_listed_in_coverage(report)
+    if missing:
+        out.append(f"  not present: {', '.join(missing)}")
     out += _warning_lines(report.get("warnings", []), "  warning: ")
     lines = [escape_control(line) for line in out]
     if color:
@@ -149,8 +151,17 @@ def render_text(report: dict, *, color: bool = False, width: int | None = None, 
     return "\n".join([_colored_verdict(first, report, color), *lines]) + "\n"
 
 
-def _coverage_lines(coverage: dict | None) -> list[str]:
-    """What the verdict stands on: the kernel log lines read and their span, SMART, what was not read."""
+def not_listed_in_coverage(report: dict) -> list[str]:
+    """The expected sources missing from the input that the coverage lines do not already name
+    (they name each one the verdict would have read): each is said once."""
+    named = {str(gap.get("what")) for gap in ((report.get("coverage") or {}).get("not_read") or [])
+             if isinstance(gap, dict)}
+    return [path for path in report.get("missing_sources") or [] if path not in named]
+
+
+def _coverage_lines(coverage: dict | None, said: set[str] = frozenset()) -> list[str]:
+    """What the verdict stands on: the kernel log lines read and their span, SMART, what was not
+    read (but for what the verdict's reasons above already `said`)."""
     if not isinstance(coverage, dict):
         return []
     kernel = coverage.get("kernel_log") or {}
@@ -174,7 +185,7 @@ def _coverage_lines(coverage: dict | None) -> list[str]:
     if window:
         out.append(f"  window: {_short_time(window.get('since')) or 'start'} .. {_short_time(window.get('until')) or 'end'}"
                    " (events outside it left out)")
-    not_read = coverage.get("not_read") or []
+    not_read = [gap for gap in coverage.get("not_read") or [] if f"{gap.get('what')}: {gap.get('why')}" not in said]
     for gap in not_read[:MAX_NOT_READ_SHOWN]:
         out.append(f"  not read: {gap.get('what')}: {gap.get('why')}")
     if len(not_read) > MAX_NOT_READ_SHOWN:

@@ -108,7 +108,8 @@ def test_a_coloured_dmesg_gives_the_verdict_of_the_plain_one(tmp_path, plain_rep
     assert source["unparsed_candidates"] == plain_source["unparsed_candidates"]
     assert source["events"] == plain_source["events"]
     assert report["complete"] is True
-    note = [w for w in source["warnings"] if "terminal control sequences" in w]
+    assert not any("terminal control sequences" in w for w in source["warnings"])
+    note = [n for n in source["notes"] if "terminal control sequences" in n]
     assert note == [f"dmesg: {sequences} terminal control sequences (colours, as dmesg "
                     f"--color=always or a terminal capture writes them) were removed before reading"]
     # the evidence reads as the terminal showed it: no colour codes, escaped or not

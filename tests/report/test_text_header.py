@@ -48,3 +48,32 @@ def test_a_virtio_disk_is_not_named_by_its_pci_vendor_id():
                             ).records
     assert (vda.vendor, vda.model) == (None, "virtio disk")
     assert (sda.vendor, sda.model) == ("ATA", "ST2000DM008")
+
+
+MD_SAMPLE = Path(__file__).resolve().parents[2] / "samples" / "md-raid1-degraded-sdb"
+
+
+def _text(*paths) -> str:
+    return CliRunner().invoke(main, ["analyze", *map(str, paths)]).stdout
+
+
+def test_the_same_messages_in_two_logs_are_a_note_not_a_warning():
+    sources = _text(MD_SAMPLE).split("\nSources\n", 1)[1]
+    assert "    note: sos_commands/kernel/dmesg: 14 events are also in a log read before it" in sources
+    assert "warning:" not in sources
+
+
+def test_an_md_read_is_listed_under_the_member_it_failed_on_only():
+    events = _text(MD_SAMPLE).split("\nEvents\n", 1)[1].split("\n\n", 1)[0].splitlines()
+    redirected = [line.split()[0] for line in events if "md read redirected" in line]
+    assert redirected == ["sdb"]
+
+
+def test_a_missing_source_is_named_once(tmp_path):
+    log = tmp_path / "messages"
+    log.write_text("Mar  2 18:07:17 db1 kernel: sd 2:0:1:0: [sdb] tag#3 Sense Key : Medium Error [current]\n")
+    text = _text(log)
+    assert text.count("proc/mdstat") == 1 and "not present:" not in text
+    inconclusive = tmp_path / "dpkg.log"
+    inconclusive.write_text("2024-03-02 18:07:17 startup archives unpack\n")
+    assert _text(inconclusive).count("proc/mdstat") == 1   # a reason of the verdict, not again under coverage
