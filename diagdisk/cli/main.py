@@ -247,8 +247,9 @@ def analyze(ctx, paths, output_format, brief, color, fail_on, rules_dirs, since,
     or HEALTHY, the part to replace and why; then what was read (coverage), the findings with their
     evidence lines, devices, events. Inputs are grouped by host first (hostname, uname, manifest,
     archive name, syslog headers): several hosts give one report each (text blocks, the JSON
-    object's `reports` list, or one file per host with -o DIR/, plus index.html for HTML); one report file (-o FILE, HTML on
-    stdout) for several hosts is refused with exit 2, naming the hosts found.
+    object's `reports` list, or one file per host with -o DIR/, plus index.html for HTML); one
+    report file (-o FILE, HTML on stdout) for several hosts is refused with exit 2, naming the
+    hosts found.
     """
     if brief and output_format != "text":
         raise click.UsageError("--brief prints the verdict line of the text report; leave out --format")
@@ -398,6 +399,9 @@ def _json_lines(frame) -> str:
     import json
     import math
 
+    import pandas
+
+    missing = pandas.NA
     columns = list(frame.columns)
     lines = []
     for row in frame.itertuples(index=False, name=None):
@@ -405,18 +409,13 @@ def _json_lines(frame) -> str:
         for name, value in zip(columns, row):
             if hasattr(value, "item"):       # a numpy scalar: its Python value
                 value = value.item()
-            if value is None or value is _pandas_na() or isinstance(value, float) and math.isnan(value):
+            if value is None or value is missing or isinstance(value, float) and math.isnan(value):
                 value = None
             elif isinstance(value, float):
                 value = round(value, _TIME_DECIMALS)
             record[name] = value
         lines.append(json.dumps(record, separators=(",", ":"), default=str) + "\n")
     return "".join(lines)
-
-
-def _pandas_na():
-    import pandas
-    return pandas.NA
 
 
 def _escaped_frame(frame):
