@@ -124,3 +124,44 @@ def test_rules(files):
         for problem in problems:
             click.echo(escape_control(f"  {problem}"))
     raise SystemExit(1 if failures else 0)
+
+
+@rules.command("fit", epilog="""\b
+Examples:
+  diagdisk rules fit tests/corpus samples                    fit, print the tune score before and after
+  diagdisk rules fit tests/corpus samples -o rules/model/inference.yml
+
+Only cases whose expected.json has meta.split "tune" (or no meta) are read: a corpus's check part
+stays unseen. docs/inference.md explains the model and its numbers.
+
+""" + _EXIT_CODES)
+@click.argument("corpora", nargs=-1, required=True, type=click.Path(file_okay=False, exists=True))
+@click.option("-o", "--output", type=click.Path(dir_okay=False), default=None,
+              help="Write the fitted weights to this file (default: only print the scores).")
+@click.option("--start", type=click.Path(dir_okay=False, exists=True), default=None,
+              help="Starting weights (default: rules/model/inference-start.yml, the expert values).")
+@click.option("--rounds", type=click.IntRange(1, 20), default=4, show_default=True,
+              help="Rounds of the coordinate search (each halves its step).")
+@debug_option
+def fit_weights(corpora, output, start, rounds):
+    """Fit the inference's weights on the tune part of labelled corpora (tests/corpus layout)."""
+    from ..diagnosis import fit
+    from ..diagnosis.inference import read_weights, weights_file
+    from ..errors import DiagdiskError, ExitCode
+    try:
+        start_weights = read_weights(Path(start) if start else weights_file().with_name("inference-start.yml"))
+        cases = [case for corpus in corpora for case in fit.load_cases(Path(corpus), "tune")]
+    except DiagdiskError as exc:
+        click.echo(escape_control(f"diagdisk: error: {exc}"), err=True)
+        raise SystemExit(int(ExitCode.BAD_INPUT))
+    if not cases:
+        click.echo("diagdisk: error: no tune case (a folder with input/ and expected.json) in "
+                   + escape_control(", ".join(corpora)), err=True)
+        raise SystemExit(int(ExitCode.BAD_INPUT))
+    before = fit.score(cases, start_weights)
+    weights = fit.fit(cases, start_weights, rounds=rounds, log=lambda line: click.echo(line, err=True))
+    after = fit.score(cases, weights)
+    click.echo(f"tune cases: {len(cases)}; the expert's reading first: {before['right']} before, {after['right']} after")
+    if output:
+        fit.write_weights(Path(output), weights, cases, before, after)
+        click.echo(escape_control(f"wrote {output}"))

@@ -537,6 +537,8 @@ def _finding(rule: Rule, context: RuleContext, group_key, records: list[dict], c
         "_adapters": {r["_path"].adapter for r in records if r.get("_path") is not None and r["_path"].adapter},
         "_yields_to_host": rule.yields_to_host,
         "_group_by": rule.group_by,
+        "_group_key": group_key,
+        "_rule_confidence": rule.confidence,
     }
 
 
@@ -563,6 +565,13 @@ def _aliases(records: list[dict], suspect: dict) -> set[str]:
             names.add(f"host{int(record['host'])}")
         if record.get("usb_port"):
             names.add(f"usb {record['usb_port']}")
+        # an iSCSI session and connection, as iscsiadm and the kernel name them
+        if record.get("iscsi_conn"):
+            names.add(f"connection{record['iscsi_conn']}")
+        if record.get("iscsi_session") is not None and record["iscsi_session"] == record["iscsi_session"]:
+            names.add(f"session{int(record['iscsi_session'])}")
+        if record.get("rport"):
+            names.add(str(record["rport"]))
         if path is not None:
             names.update((path.port, path.enclosure, path.adapter, path.pci, path.bus))
     return {str(n) for n in names if n}
@@ -620,8 +629,12 @@ def _suspect_key(finding: dict) -> tuple:
 
 
 def evaluate_rules(rules: list[Rule], analysis) -> tuple[list[dict], dict]:
+    from .inference import build_problem, load_weights, weigh
     context = build_context(analysis)
     findings = [f for rule in rules for f in evaluate_rule(rule, context)]
+    # the weighing of every explanation, from the findings as the rules gave them
+    problem = build_problem(context, findings)
+    explanations = weigh(problem, load_weights())
     shared = [f for f in findings if f["_group_by"] in SHARED_GROUPINGS and f["fru"] in ("controller", "bus", "path",
                                                                                           "enclosure", "power")]
     # the rules whose finding about a part between the host and a unit (a shared part, or the
@@ -690,10 +703,60 @@ def evaluate_rules(rules: list[Rule], analysis) -> tuple[list[dict], dict]:
         entry.pop("_count")
     findings.sort(key=lambda f: (f["consequence"], -SEVERITY_WEIGHT[f["severity"]] * f["confidence"], f["rule"]))
     for finding in findings:
-        for private in ("_yields_to_host", "_group_by", "units", "_adapters", "_ids"):
-            finding.pop(private)
+        for private in ("_yields_to_host", "_group_by", "_group_key", "_rule_confidence", "units", "_adapters",
+                        "_ids"):
+            finding.pop(private, None)
         finding["confidence"] = round(finding["confidence"], 2)
-    return findings, _verdict(ranked, findings, analysis, unexplained)
+    verdict = _verdict(ranked, findings, analysis, unexplained)
+    verdict["inference"] = _inference_summary(problem, explanations, context)
+    return findings, verdict
+
+
+def _suspect_of(h, problem, context) -> dict:
+    """A hypothesis's part as a suspect: named by its rules' findings, or by its path."""
+    findings = sorted(h.findings, key=lambda f: (-SEVERITY_WEIGHT[f["severity"]] * f["confidence"], f["rule"]))
+    if findings:
+        head = findings[0]
+        suspect = dict(head["suspect"])
+        component = head.get("component")
+        aliases = sorted({a for f in findings for a in f["aliases"]})
+        arrays = head.get("md_arrays", [])
+    else:
+        records = [r for i in sorted(h.groups) for r in problem.groups[i].records]
+        if h.column == "unit":
+            suspect = _device_info(context.topology, h.key)
+            paths = [r["_path"] for r in records if r.get("_path") is not None]
+            component = paths[0].as_dict() if paths else None
+        else:
+            label = _part_label("x", h.key) if h.key else None
+            suspect = {"hctl": None, "device": label, "model": None, "serial": None}
+            component = {"part": h.column, "key": h.key, "label": label} if h.key else None
+        aliases = sorted(_aliases(records, suspect)) if records else []
+        arrays = suspect.get("md_arrays", [])
+    return {"fru": h.fru, **{k: suspect.get(k) for k in ("hctl", "device", "model", "serial")},
+            "confidence": round(min(h.posterior, 0.99), 2), "rules": [f["rule"] for f in findings],
+            "md_arrays": arrays or [], "component": component, "aliases": aliases, "score": round(h.score, 3)}
+
+
+def _inference_summary(problem, explanations, context) -> dict:
+    """The weighing of every explanation the evidence allows (diagnosis/inference.py): the likeliest
+    with their probabilities, the evidence that weighs most for each, and why each runner-up loses."""
+    from .inference import describe_explanation, why_not
+    shown = []
+    for index, e in enumerate(explanations[:5]):
+        entry = describe_explanation(problem, e)
+        for part, h in zip(entry["parts"], e.parts):
+            suspect = _suspect_of(h, problem, context)
+            part["name"] = suspect.get("device") or suspect.get("hctl") or ("the power supply" if h.fru == "power" else None)
+            part["hctl"] = suspect.get("hctl")
+            part["device"] = suspect.get("device")
+        entry["name"] = " + ".join(p["name"] if p.get("name") and p["name"].startswith(p["fru"]) else
+                                   f"{p['fru']} {p['name']}" if p.get("name") else p["fru"]
+                                   for p in entry["parts"]) or "no fault"
+        if index:
+            entry["why_not"] = why_not(problem, explanations[0], e)
+        shown.append(entry)
+    return {"explanations": shown, "hypotheses": len(problem.hypotheses), "event_groups": len(problem.groups)}
 
 
 def _title_in_sentence(title: str) -> str:

@@ -70,6 +70,7 @@ def render_text(report: dict, *, color: bool = False, width: int | None = None, 
     for reason in verdict.get("reasons") or []:
         out += textwrap.wrap(str(reason), width=width, initial_indent="  - ", subsequent_indent="    ",
                              break_long_words=False, break_on_hyphens=False) or ["  -"]
+    out += _weighing_lines(verdict.get("inference"), width)
     out.append("")
     host = report["host"]
     span = report["time_span"]
@@ -275,3 +276,20 @@ def _colored_severity(line: str) -> str:
         return line
     severity = match.group(2)
     return f"{match.group(1)}{SEVERITY_STYLES[severity]}{severity}{_RESET}{line[match.end():]}"
+
+
+def _weighing_lines(inference: dict | None, width: int) -> list[str]:
+    """The likeliest explanations with their probabilities, what weighs most for the first and why
+    each other one loses (docs/inference.md)."""
+    if not inference or not inference.get("explanations"):
+        return []
+    lines = ["  Weighing of the explanations (probability):"]
+    for index, entry in enumerate(inference["explanations"][:3]):
+        if index == 0:
+            shown = ", ".join(f"{e['what']} at {e['source']}:{e['line']}" for e in entry.get("evidence", [])[:2])
+            text = f"{entry['probability']:.2f} {entry['name']}" + (f": {shown}" if shown else "")
+        else:
+            text = f"{entry['probability']:.2f} {entry['name']}" + (f": {entry['why_not']}" if entry.get("why_not") else "")
+        lines += textwrap.wrap(escape_control(text), width=width, initial_indent="    ", subsequent_indent="      ",
+                               break_long_words=False, break_on_hyphens=False)
+    return lines
