@@ -23,7 +23,7 @@ import jinja2
 import markupsafe
 
 from diagdisk.decode.devnames import disk_of
-from diagdisk.report.text import not_listed_in_coverage
+from diagdisk.report.text import not_listed_in_coverage, seconds_since_boot
 from diagdisk.errors import InputError
 from diagdisk.logs.events import EVENT_KINDS
 from diagdisk.report.labels import kind_label
@@ -165,6 +165,7 @@ def build_view(report: dict) -> dict:
         "generated": report.get("generated"),
         "host": host,
         "time_span": _dict(report.get("time_span")),
+        "uptime_span": _uptime_span(report.get("coverage")),
         "verdict": _verdict_view(verdict, suspects, titles_by_rule, findings),
         "coverage": _coverage_view(report.get("coverage")),
         "legend": _legend(report),
@@ -197,6 +198,14 @@ def _verdict_view(verdict: dict, suspects: list[dict], titles_by_rule: dict, fin
         "reasons": [str(reason) for reason in _list(verdict.get("reasons"))],
         "primary": primary,
     }
+
+
+def _uptime_span(coverage: Any) -> str | None:
+    """The seconds since boot the kernel log spans, when it has no wall-clock time (a dmesg)."""
+    uptimes = _list(_dict(_dict(coverage).get("kernel_log")).get("uptime_span"))
+    if len(uptimes) == 2 and all(isinstance(value, (int, float)) for value in uptimes):
+        return f"uptime {seconds_since_boot(uptimes[0])} \u2192 {seconds_since_boot(uptimes[1])}"
+    return None
 
 
 def _coverage_view(coverage: Any) -> dict | None:

@@ -48,11 +48,11 @@ def _event_span(span: dict, coverage: dict | None) -> str:
         return f"{first or '?'} .. {last or '?'}"
     uptimes = ((coverage or {}).get("kernel_log") or {}).get("uptime_span")
     if uptimes and len(uptimes) == 2 and None not in uptimes:
-        return f"uptime {_seconds(uptimes[0])} .. {_seconds(uptimes[1])}"
+        return f"uptime {seconds_since_boot(uptimes[0])} .. {seconds_since_boot(uptimes[1])}"
     return "? .. ?"
 
 
-def _seconds(value: float) -> str:
+def seconds_since_boot(value: float) -> str:
     """Seconds since boot as a person reads them: 3.2 s, 1883958 s (21.8 days)."""
     if value < 100:
         return f"{value:.1f} s"

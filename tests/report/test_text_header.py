@@ -77,3 +77,9 @@ def test_a_missing_source_is_named_once(tmp_path):
     inconclusive = tmp_path / "dpkg.log"
     inconclusive.write_text("2024-03-02 18:07:17 startup archives unpack\n")
     assert _text(inconclusive).count("proc/mdstat") == 1   # a reason of the verdict, not again under coverage
+
+
+def test_the_html_page_says_the_uptimes_a_dmesg_without_wall_clock_spans(tmp_path):
+    page = tmp_path / "report.html"
+    CliRunner().invoke(main, ["analyze", str(DMESG), "--format", "html", "-o", str(page)])
+    assert "Logs cover</dt><dd>uptime 1.5 s \u2192 1883998 s (21.8 days)</dd>" in page.read_text()
