@@ -145,6 +145,8 @@ stays unseen. docs/inference.md explains the model and its numbers.
 @debug_option
 def fit_weights(corpora, output, start, rounds):
     """Fit the inference's weights on the tune part of labelled corpora (tests/corpus layout)."""
+    import dataclasses
+
     from ..diagnosis import fit
     from ..diagnosis.inference import read_weights, weights_file
     from ..errors import DiagdiskError, ExitCode
@@ -160,8 +162,12 @@ def fit_weights(corpora, output, start, rounds):
         raise SystemExit(int(ExitCode.BAD_INPUT))
     before = fit.score(cases, start_weights)
     weights = fit.fit(cases, start_weights, rounds=rounds, log=lambda line: click.echo(line, err=True))
+    temperature, held_out = fit.calibrate(cases, start_weights, log=lambda line: click.echo(line, err=True))
+    weights = dataclasses.replace(weights, temperature=temperature)
     after = fit.score(cases, weights)
-    click.echo(f"tune cases: {len(cases)}; the expert's reading first: {before['right']} before, {after['right']} after")
+    click.echo(f"tune cases: {len(cases)}; the expert's reading first: {before['right']} before, {after['right']} after "
+               f"(in sample); {held_out['held_out_right']} of {held_out['held_out_cases']} held out in 5 folds; "
+               f"temperature {temperature:.1f}")
     if output:
-        fit.write_weights(Path(output), weights, cases, before, after)
+        fit.write_weights(Path(output), weights, cases, before, after, held_out)
         click.echo(escape_control(f"wrote {output}"))

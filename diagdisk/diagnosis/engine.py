@@ -538,6 +538,7 @@ def _finding(rule: Rule, context: RuleContext, group_key, records: list[dict], c
         "_yields_to_host": rule.yields_to_host,
         "_group_by": rule.group_by,
         "_group_key": group_key,
+        "_records": records,
         "_rule_confidence": rule.confidence,
     }
 
@@ -629,46 +630,23 @@ def _suspect_key(finding: dict) -> tuple:
 
 
 def evaluate_rules(rules: list[Rule], analysis) -> tuple[list[dict], dict]:
+    """The rules' findings (the evidence) and the verdict the weighing of explanations draws from
+    them (diagnosis/inference.py): the likeliest explanation names the part, its probability is the
+    confidence, and findings about other parts whose events it covers are its consequences."""
     from .inference import build_problem, load_weights, weigh
     context = build_context(analysis)
     findings = [f for rule in rules for f in evaluate_rule(rule, context)]
-    # the weighing of every explanation, from the findings as the rules gave them
-    problem = build_problem(context, findings)
+    problem = build_problem(context, findings, log_span_s=log_span_seconds(analysis))
     explanations = weigh(problem, load_weights())
-    shared = [f for f in findings if f["_group_by"] in SHARED_GROUPINGS and f["fru"] in ("controller", "bus", "path",
-                                                                                          "enclosure", "power")]
-    # the rules whose finding about a part between the host and a unit (a shared part, or the
-    # unit's own PCIe link or path) covers that unit
-    covering_rules: dict[str, set[str]] = {}
-    for f in findings:
-        if f["fru"] in ("controller", "bus", "path", "enclosure", "power") and not f["consequence"]:
-            for unit in f["units"]:
-                covering_rules.setdefault(unit, set()).add(f["rule"])
-    # Consequences are not causes: a per-device finding from timeouts/offlines on a device that a
-    # finding of another rule already covers supports that finding instead of naming its own suspect.
-    for finding in findings:
-        if finding["_yields_to_host"] and any(covering_rules.get(unit, set()) - {finding["rule"]}
-                                              for unit in finding["units"]):
-            finding["consequence"] = True
-    self_reported = {u for f in findings if f["fru"] == "disk" and f["severity"] == "critical" for u in f["units"]}
-    controller_adapters = {a for f in shared if f["fru"] == "controller" and not f["consequence"] for a in f["_adapters"]}
-    # an expander the transport deleted (not an enclosure id many adapters print for every drive)
-    enclosure_adapters = {a for f in shared if f["fru"] == "enclosure" and f["_group_by"] == "enclosure"
-                          and str(f["suspect"].get("device") or "").startswith("expander")
-                          and not f["consequence"] for a in f["_adapters"]}
-    for finding in shared:
-        if finding["fru"] == "bus" and finding["_group_by"] in ("adapter", "channel") \
-                and finding["_adapters"] & controller_adapters:
-            finding["consequence"] = True   # the controller is the more specific explanation
-        elif finding["fru"] == "bus" and set(finding["units"]) & self_reported:
-            finding["confidence"] *= 0.5
-        elif finding["fru"] == "controller" and finding["_group_by"] == "adapter" and finding["_adapters"] \
-                and finding["_adapters"] <= enclosure_adapters:
-            # drives behind an expander that left: the expander is the more specific part
-            finding["consequence"] = True
-        elif finding["fru"] == "power" and finding["_adapters"] and finding["_adapters"] <= controller_adapters:
-            # devices that dropped together behind one controller that reported its own fault
-            finding["consequence"] = True
+    best = explanations[0]
+    covered = {i for h in best.parts for i in h.groups}
+    for h in problem.hypotheses:
+        if h in best.parts:
+            continue
+        for finding in h.findings:
+            # a finding about another part whose events the explanation accounts for follows from it
+            if best.parts and h.groups and h.groups <= covered:
+                finding["consequence"] = True
     explained: set[int] = set()
     by_faults: set[int] = set()
     for finding in findings:
@@ -678,38 +656,47 @@ def evaluate_rules(rules: list[Rule], analysis) -> tuple[list[dict], dict]:
             by_faults |= ids
     # benign noise is not worth a line where a fault already accounts for the same events
     findings = [f for f in findings if f["fru"] != "none" or not f["_ids"] <= by_faults]
+    explained |= {id(r) for i in covered for r in problem.groups[i].records}
     unexplained = [r for r in context.records if r.get("error_class") and id(r) not in explained]
-    suspects: dict[tuple, dict] = {}
-    for finding in findings:
-        if finding["consequence"] or finding["fru"] == "none":
-            continue
-        key = _suspect_key(finding)
-        entry = suspects.setdefault(key, {"fru": finding["fru"], **finding["suspect"], "confidence": 0.0,
-                                          "rules": [], "md_arrays": finding.get("md_arrays", []),
-                                          "component": finding.get("component"), "aliases": [],
-                                          "_score": 0.0, "_first": finding["first"] or "~", "_count": 0})
-        entry["confidence"] = 1 - (1 - entry["confidence"]) * (1 - finding["confidence"])
-        entry["rules"].append(finding["rule"])
-        entry["aliases"] = sorted(set(entry["aliases"]) | set(finding["aliases"]))
-        entry["_count"] += finding["count"]
-        entry["_score"] += SEVERITY_WEIGHT[finding["severity"]] * finding["confidence"] * (1 + math.log10(max(finding["count"], 1)))
-        if finding["first"] and finding["first"] < entry["_first"]:
-            entry["_first"] = finding["first"]
-    ranked = sorted(suspects.values(), key=lambda s: (-round(s["_score"], 6), s["_first"]))
-    for entry in ranked:
-        entry["confidence"] = round(min(entry["confidence"], 0.99), 2)
-        entry["score"] = round(entry.pop("_score"), 3)
-        entry.pop("_first")
-        entry.pop("_count")
+    weighed_as_noise = []
+    if not best.parts and best.posterior >= 0.5:
+        # no part explains these errors better than the rate at which healthy machines log them;
+        # a line no grammar could read specifically stays unexplained: it was not understood
+        weighed_as_noise = [r for r in unexplained if r["kind"] != "unclassified"]
+        unexplained = [r for r in unexplained if r["kind"] == "unclassified"]
+    ranked = [_suspect_of(h, problem, context) for h in sorted(best.parts, key=lambda h: -h.posterior)]
     findings.sort(key=lambda f: (f["consequence"], -SEVERITY_WEIGHT[f["severity"]] * f["confidence"], f["rule"]))
     for finding in findings:
         for private in ("_yields_to_host", "_group_by", "_group_key", "_rule_confidence", "units", "_adapters",
-                        "_ids"):
+                        "_ids", "_records"):
             finding.pop(private, None)
         finding["confidence"] = round(finding["confidence"], 2)
     verdict = _verdict(ranked, findings, analysis, unexplained)
     verdict["inference"] = _inference_summary(problem, explanations, context)
+    if weighed_as_noise:
+        runner = next((e for e in explanations if e.parts), None)
+        odds = (f"; likeliest part {verdict['inference']['explanations'][explanations.index(runner)]['name']} "
+                f"{runner.posterior:.2f}") if runner is not None and explanations.index(runner) < 5 else ""
+        verdict["reasons"].append(
+            f"{len(weighed_as_noise)} error event{'s' if len(weighed_as_noise) != 1 else ''} weighed: no part explains "
+            f"them better than background noise (no fault {best.posterior:.2f}{odds})")
     return findings, verdict
+
+
+def log_span_seconds(analysis) -> float:
+    """How long the kernel log read runs, in seconds (0 when its times are not known)."""
+    from datetime import datetime
+
+    from .coverage import assess_coverage
+    coverage = assess_coverage(analysis)
+    if coverage.first and coverage.last:
+        try:
+            return max((datetime.fromisoformat(coverage.last) - datetime.fromisoformat(coverage.first)).total_seconds(), 0.0)
+        except (TypeError, ValueError):
+            return 0.0
+    if coverage.uptime_span:
+        return max(coverage.uptime_span[1] - coverage.uptime_span[0], 0.0)
+    return 0.0
 
 
 def _suspect_of(h, problem, context) -> dict:
@@ -796,15 +783,23 @@ def _verdict(ranked: list[dict], findings: list[dict], analysis, unexplained: li
     suspects = ranked
     if ranked:
         top = ranked[0]
-        top_findings = [f for f in findings if not f["consequence"]
-                        and _suspect_key(f) == (top["fru"], top.get("hctl") or top.get("device"))]
+        top_findings = [f for f in findings if not f["consequence"] and f["rule"] in top.get("rules", [])
+                        and f["fru"] == top["fru"]]
         severities = {f["severity"] for f in top_findings}
+        # FAILURE when the weighing gives the part 7 chances in 10 and a rule saw a high-severity pattern
         statuses.append("failure" if severities & {"critical", "high"} and top["confidence"] >= 0.7 else "suspect")
         label = _suspect_label(top)
         reasons = [f"{_title_in_sentence(f['title'])} (x{f['count']})" for f in top_findings[:3]]
+        if not reasons:
+            reasons = [f"{top.get('what') or 'its errors'}"]
         arrays = f"; md arrays: {', '.join(top['md_arrays'])}" if top.get("md_arrays") else ""
-        headline = f"{_VERBS[top['fru']]} {label}, confidence {top['confidence']:.2f}"
-        summary = f"{_VERBS[top['fru']]} {label}: {'; '.join(reasons)}{arrays}; confidence {top['confidence']:.2f}"
+        verb = _VERBS[top["fru"]]
+        if top["fru"] == "disk" and (top.get("component") or {}).get("raid_volume"):
+            # a hardware RAID logical drive: the disk that failed is one of its members, which only
+            # the controller sees (its event log or CLI names the slot)
+            verb = "Replace the failing member disk (the RAID controller's event log names its slot) of logical drive"
+        headline = f"{verb} {label}, confidence {top['confidence']:.2f}"
+        summary = f"{verb} {label}: {'; '.join(reasons)}{arrays}; confidence {top['confidence']:.2f}"
         if top.get("md_arrays"):
             reasons.append(f"member of md arrays {', '.join(top['md_arrays'])}")
     elif loose:

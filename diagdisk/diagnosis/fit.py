@@ -30,7 +30,7 @@ FOUNDING_WEIGHT = 5.0
 PRIOR_WIDTH = 1.0
 # weights that must keep their sign and range to mean what they say: a prior is a log probability
 # below even odds, a quiet unit never speaks for a shared part, a late unit keeps at most all its weight
-_BOUNDS = {"repeat": (0.0, 2.0), "finding_scale": (0.1, 3.0), "asynchronous": (0.0, 1.0),
+_BOUNDS = {"repeat": (0.0, 2.0), "finding_scale": (0.1, 3.0), "asynchronous": (0.0, 1.0), "after_resume": (0.0, 1.0), "synchronous": (0.0, 1.5),
            "second_fault": (-8.0, -0.5)}
 _BOUNDS_BY_PREFIX = {"prior.": (-6.0, 0.0), "quiet.": (0.0, 3.0), "origin.": (-4.0, 4.0), "severity.": (-3.0, 3.0)}
 # Only these weights are fitted (a hundred-odd cases cannot tell 89 numbers apart): the priors, what
@@ -77,7 +77,7 @@ def same_part(suspect: dict, expected: dict) -> bool:
 def load_cases(corpus: Path, split: str = "tune", names: list[str] | None = None) -> list[Case]:
     """The labelled cases of one split in a corpus folder (or a folder of samples with expected.json)."""
     from .analysis import analyze
-    from .engine import _suspect_of, build_context, evaluate_rule, load_rules
+    from .engine import _suspect_of, build_context, evaluate_rule, load_rules, log_span_seconds
     rules = load_rules()
     cases = []
     for folder in sorted(p for p in corpus.iterdir() if (p / "expected.json").exists()):
@@ -88,7 +88,7 @@ def load_cases(corpus: Path, split: str = "tune", names: list[str] | None = None
         analysis = analyze([str(root)], jobs=1)
         context = build_context(analysis)
         findings = [f for rule in rules for f in evaluate_rule(rule, context)]
-        problem = build_problem(context, findings)
+        problem = build_problem(context, findings, log_span_s=log_span_seconds(analysis))
         wanted = [expected["suspects"][0], *expected.get("accept", [])]
         negative = expected["suspects"][0]["fru"] == "none"
         matches = [any(e["fru"] != "none" and same_part(_suspect_of(h, problem, context), e) for e in wanted)
@@ -127,7 +127,7 @@ def _names() -> list[str]:
     names += ["repeat", "finding_scale"]
     names += [f"severity.{s}" for s in SEVERITIES]
     names += [f"quiet.{c}" for c in FAULT_CLASSES]
-    names += ["asynchronous", "second_fault"]
+    names += ["asynchronous", "second_fault", "after_resume", "synchronous"]
     return names
 
 
@@ -145,7 +145,8 @@ def fit(cases: list[Case], start: Weights, rounds: int = 4, log=print) -> Weight
                 continue
             low, high = _BOUNDS.get(name) or next(
                 (b for prefix, b in _BOUNDS_BY_PREFIX.items() if name.startswith(prefix)), (-8.0, 8.0))
-            this_step = step * (0.25 if name in ("repeat", "asynchronous", "finding_scale") else 1.0)
+            this_step = step * (0.25 if name in ("repeat", "asynchronous", "finding_scale", "after_resume",
+                                                 "synchronous") else 1.0)
             for direction in (1, -1):
                 trial = list(vector)
                 trial[i] = min(max(trial[i] + direction * this_step, low), high)
@@ -161,12 +162,40 @@ def fit(cases: list[Case], start: Weights, rounds: int = 4, log=print) -> Weight
     return Weights.from_vector(vector)
 
 
+def calibrate(cases: list[Case], start: Weights, folds: int = 5, rounds: int = 3, log=print) -> tuple[float, dict]:
+    """The temperature that makes the probabilities honest on cases the weights were not fitted on:
+    each fold's cases are weighed with weights fitted on the other folds, and the temperature that
+    minimises the log loss of those held-out readings is kept (with the held-out score it gives)."""
+    import dataclasses
+    import hashlib
+    held_out = []
+    for fold in range(folds):
+        train = [c for c in cases if int(hashlib.sha1(c.name.encode()).hexdigest()[:8], 16) % folds != fold]
+        test = [c for c in cases if int(hashlib.sha1(c.name.encode()).hexdigest()[:8], 16) % folds == fold]
+        fitted = fit(train, start, rounds=rounds, log=lambda line: None)
+        held_out += [(case, fitted) for case in test]
+        log(f"fold {fold + 1}/{folds}: fitted on {len(train)}, held out {len(test)}")
+
+    def loss(temperature: float) -> float:
+        total = 0.0
+        for case, fitted in held_out:
+            probability, _ = case_probability(case, dataclasses.replace(fitted, temperature=temperature))
+            total -= math.log(max(probability, 1e-6))
+        return total / len(held_out)
+    temperatures = [0.5 + 0.1 * i for i in range(36)]
+    best = min(temperatures, key=loss)
+    right = sum(case_probability(case, dataclasses.replace(fitted, temperature=best))[1] for case, fitted in held_out)
+    return best, {"held_out_right": right, "held_out_cases": len(held_out), "held_out_log_loss": round(loss(best), 4),
+                  "held_out_log_loss_uncalibrated": round(loss(1.0), 4)}
+
+
 def score(cases: list[Case], weights: Weights) -> dict:
     right = sum(1 for case in cases if case_probability(case, weights)[1])
     return {"cases": len(cases), "right": right}
 
 
-def write_weights(path: Path, weights: Weights, cases: list[Case], before: dict, after: dict) -> None:
+def write_weights(path: Path, weights: Weights, cases: list[Case], before: dict, after: dict,
+                  held_out: dict | None = None) -> None:
     import yaml
     data = {
         "provenance": {
@@ -176,6 +205,7 @@ def write_weights(path: Path, weights: Weights, cases: list[Case], before: dict,
             "tune_cases": len(cases),
             "tune_right_before": before["right"], "tune_right_after": after["right"],
             "prior_width": PRIOR_WIDTH,
+            **({"cross_validated": held_out} if held_out else {}),
         },
         "weights": {
             "prior": {c: round(weights.prior[c], 3) for c in FAULT_CLASSES},
@@ -184,6 +214,9 @@ def write_weights(path: Path, weights: Weights, cases: list[Case], before: dict,
             "severity": {s: round(weights.severity[s], 3) for s in SEVERITIES},
             "quiet": {c: round(weights.quiet[c], 3) for c in FAULT_CLASSES},
             "asynchronous": round(weights.asynchronous, 3), "second_fault": round(weights.second_fault, 3),
+            "after_resume": round(weights.after_resume, 3),
+            "temperature": round(weights.temperature, 3),
+            "synchronous": round(weights.synchronous, 3),
         },
     }
     header = ("# The numbers of the verdict's inference (diagdisk/diagnosis/inference.py, docs/inference.md),\n"

@@ -27,6 +27,7 @@ unplug) take no part in any hypothesis.
 from __future__ import annotations
 
 import math
+import re
 from dataclasses import dataclass, field
 from functools import cache
 
@@ -42,6 +43,13 @@ SEVERITIES = ("info", "low", "medium", "high", "critical")
 # default is 30 s) plus the error handler's round: units whose trouble starts further apart than
 # this did not fail from one cause at one time.
 SYNCHRONOUS_ONSET_S = 60.0
+# A disk spins up within 30 s of power (the ATA and SCSI standards' limit) and a link retrains in
+# less: trouble that begins within this long of a resume is the wake-up's, before it is a part's.
+AFTER_RESUME_S = 60.0
+# DMI product or hypervisor names of machines whose disks a hypervisor or cloud presents
+_VIRTUAL_MACHINE = re.compile(r"VMware|VirtualBox|QEMU|KVM|Bochs|Xen|Hyper-V|Microsoft Corporation Virtual|"
+                              r"Virtual Machine|Amazon EC2|Google Compute Engine|OpenStack|Parallels|BHYVE|"
+                              r"Nutanix AHV|oVirt|RHEV|Standard PC \(", re.I)
 # pairs of concurrent faults are looked for among this many best single explanations
 PAIR_CANDIDATES = 6
 # rule group_by -> event column of the part (engine.GROUPINGS without importing the engine)
@@ -62,6 +70,9 @@ class Weights:
     quiet: dict                 # fault class -> cost of each quiet unit behind the part (log scale)
     asynchronous: float         # share of its weight a unit keeps when its onset is out of step
     second_fault: float         # log prior of a second, concurrent fault
+    after_resume: float = 0.3   # share of its weight an event group keeps when it began as the machine woke
+    temperature: float = 1.0    # scores are divided by it before they become probabilities (calibration)
+    synchronous: float = 0.5    # share of the coincidence's log odds (units failing together) a shared part gains
     provenance: dict = field(default_factory=dict)
 
     def as_vector(self) -> list[float]:
@@ -70,7 +81,7 @@ class Weights:
         values += [self.repeat, self.finding_scale]
         values += [self.severity[s] for s in SEVERITIES]
         values += [self.quiet[c] for c in FAULT_CLASSES]
-        values += [self.asynchronous, self.second_fault]
+        values += [self.asynchronous, self.second_fault, self.after_resume, self.synchronous]
         return values
 
     @classmethod
@@ -82,9 +93,9 @@ class Weights:
         repeat, finding_scale = take(2)
         severity = dict(zip(SEVERITIES, take(len(SEVERITIES))))
         quiet = dict(zip(FAULT_CLASSES, take(len(FAULT_CLASSES))))
-        asynchronous, second_fault = take(2)
+        asynchronous, second_fault, after_resume, synchronous = take(4)
         return cls(prior, origin, repeat, finding_scale, severity, quiet, asynchronous, second_fault,
-                   provenance or {})
+                   after_resume, 1.0, synchronous, provenance or {})
 
 
 def weights_file():
@@ -106,6 +117,9 @@ def read_weights(path) -> Weights:
                        severity={s: float(weights["severity"][s]) for s in SEVERITIES},
                        quiet={c: float(weights["quiet"][c]) for c in FAULT_CLASSES},
                        asynchronous=float(weights["asynchronous"]), second_fault=float(weights["second_fault"]),
+                       after_resume=float(weights.get("after_resume", 0.3)),
+                       temperature=float(weights.get("temperature", 1.0)),
+                       synchronous=float(weights.get("synchronous", 0.5)),
                        provenance=data.get("provenance") or {})
     except (OSError, yaml.YAMLError, KeyError, TypeError, ValueError) as exc:
         raise DiagdiskError(f"cannot read the inference weights {path}: {exc}") from None
@@ -123,6 +137,7 @@ class Group:
     count: int
     onset: tuple | None        # (clock, t) of the first event
     records: list
+    after_resume: bool = False   # began while the machine went to sleep or woke up
 
 
 @dataclass(eq=False)
@@ -133,7 +148,10 @@ class Hypothesis:
     findings: list = field(default_factory=list)
     groups: set = field(default_factory=set)          # indexes into Problem.groups
     quiet_units: int = 0
-    out_of_step: set = field(default_factory=set)     # groups of units whose onset is out of step
+    out_of_step: set = field(default_factory=set)     # groups whose onset is out of step with the others'
+    synchronous_units: int = 0                        # units whose trouble began within one window
+    coincidence: float = 0.0                          # log odds against those onsets being independent
+    together: set = field(default_factory=set)        # groups that began with other units' in one window
     # filled by scoring
     score: float = 0.0
     posterior: float = 0.0
@@ -148,13 +166,14 @@ class Problem:
     groups: list
     hypotheses: list
     benign: list                # findings that explain events as no fault
+    virtual_machine: str | None = None   # what says the machine is a guest (a DMI or hypervisor line)
 
 
 def _is_missing(value) -> bool:
     return value is None or (isinstance(value, float) and math.isnan(value))
 
 
-def build_problem(context, findings: list[dict]) -> Problem:
+def build_problem(context, findings: list[dict], log_span_s: float = 0.0) -> Problem:
     """The hypotheses the evidence allows and the event groups each would explain."""
     benign_ids: set[int] = set()
     benign = [f for f in findings if f["fru"] == "none"]
@@ -184,6 +203,14 @@ def build_problem(context, findings: list[dict]) -> Problem:
             if group.onset is None or (stamp[0] == group.onset[0] and stamp[1] < group.onset[1]):
                 group.onset = stamp
         group_of_record[id(record)] = index
+    guest = virtual_machine(records)
+    _mark_after_resume(groups, records)
+    _add_device_findings(groups, findings)
+    scan_names = _scan_order_names(context.topology, groups)
+    for group in groups:
+        if group.unit in scan_names:
+            group.unit = scan_names[group.unit]
+    canonical = lambda value: scan_names.get(value, value)  # noqa: E731
     hypotheses: dict[tuple, Hypothesis] = {}
 
     def hypothesis(fru, column, key) -> Hypothesis:
@@ -196,14 +223,18 @@ def build_problem(context, findings: list[dict]) -> Problem:
         if finding["fru"] == "none":
             continue
         column = _GROUP_COLUMN.get(finding.get("_group_by") or "unit")
-        h = hypothesis(finding["fru"], column, finding.get("_group_key") if column else None)
+        key = finding.get("_group_key") if column else None
+        fru = finding["fru"]
+        if fru in ("disk", "cable", "enclosure", "controller", "bus") and _presented(finding, guest):
+            fru = "path"   # a guest's or a SAN's disk: the part is the hypervisor's or the array's
+        h = hypothesis(fru, column, canonical(key) if column == "unit" else key)
         h.findings.append(finding)
         h.groups |= {group_of_record[i] for i in finding.get("_explained") or () if i in group_of_record}
     for index, group in enumerate(groups):
         row_of = group.records[0]
-        virtual, raid_volume = bool(row_of.get("_path") and row_of["_path"].virtual), bool(
-            row_of.get("_path") and row_of["_path"].raid_volume)
         transport = row_of["_path"].transport if row_of.get("_path") else None
+        # in a guest every disk but a USB device passed through is one the hypervisor presents
+        virtual = bool(row_of.get("_path") and row_of["_path"].virtual) or (guest is not None and transport != "usb")
         if group.unit:
             # a virtual disk or a SAN LUN has no disk of its own to replace in this machine
             own = "path" if virtual or transport in ("fc", "iscsi") else "disk"
@@ -230,11 +261,15 @@ def build_problem(context, findings: list[dict]) -> Problem:
                        "channel_key", "mpath_map", "md"}:
             value = row.get(column)
             if not _is_missing(value) and value != "":
-                by_column.setdefault(column, {}).setdefault(value, set()).add(index)
+                by_column.setdefault(column, {}).setdefault(canonical(value) if column == "unit" else value,
+                                                            set()).add(index)
+    for index, group in enumerate(groups):
+        if group.unit:
+            by_column.setdefault("unit", {}).setdefault(group.unit, set()).add(index)
     for h in hypotheses.values():
         if h.column:
             h.groups |= by_column.get(h.column, {}).get(h.key, set())
-    _quiet_and_out_of_step(hypotheses.values(), rows, groups)
+    _quiet_and_out_of_step(hypotheses.values(), rows, groups, log_span_s)
     # one physical part seen twice (a rule's unit-level cable finding and the port the path names)
     merged: dict[tuple, Hypothesis] = {}
     for h in sorted(hypotheses.values(), key=lambda h: (not h.findings, str(h.ident))):
@@ -244,12 +279,103 @@ def build_problem(context, findings: list[dict]) -> Problem:
             continue
         merged[same] = h
     kept = [h for h in merged.values() if h.groups or h.findings]
-    return Problem(groups=groups, hypotheses=kept, benign=benign)
+    return Problem(groups=groups, hypotheses=kept, benign=benign, virtual_machine=guest)
 
 
-def _quiet_and_out_of_step(hypotheses, rows: list[dict], groups: list[Group]) -> None:
+# what a device-table rule's finding says in the terms of who spoke: SMART's own health and media
+# counters are the drive's word; its interface CRC count is what the link did to its frames
+_ORIGIN_OF_DEVICE_FINDING = {"disk": "device", "cable": "link"}
+
+
+def _add_device_findings(groups: list[Group], findings: list[dict]) -> None:
+    """A rule over the device table (SMART attributes) selects no event: its finding stands as one
+    group of the origin its class implies, on its unit, so that it is weighed like a logged error."""
+    for finding in findings:
+        origin = _ORIGIN_OF_DEVICE_FINDING.get(finding["fru"])
+        if finding.get("_explained") or origin is None or finding.get("_group_by") != "unit":
+            continue
+        unit = finding.get("_group_key")
+        if not unit:
+            continue
+        evidence = finding.get("evidence") or [{}]
+        groups.append(Group(key=(unit, f"smart ({finding['rule']})", origin), unit=unit, origin=origin, count=1,
+                            onset=None, records=[{"source": evidence[0].get("source"), "line": evidence[0].get("line"),
+                                                  "raw": evidence[0].get("text"), "kind": "smart", "_path": None}]))
+
+
+_SD_NAME = re.compile(r"sd([a-z]+)")
+
+
+def _scan_order_names(topology, groups: list[Group]) -> dict[str, str]:
+    """sdX -> H:C:T:L where the text never ties them but the kernel's own order does: sd names its
+    disks in the order the SCSI scan finds them (host, channel, target, lun), so when no disk of
+    /proc/scsi/scsi has a name, the n-th disk there is the n-th sd name (an old dmesg names a disk
+    by its target id in one line and by sdX in the next)."""
+    disks = [d for d in topology.devices.values() if d.hctl and (d.type or "").lower() in ("disk", "direct-access")]
+    if not disks or any(d.name for d in disks):
+        return {}
+    ordered = sorted(disks, key=lambda d: tuple(int(x) for x in d.hctl.split(":")))
+    mapping = {}
+    for group in groups:
+        match = _SD_NAME.fullmatch(group.unit or "")
+        if not match or topology.find(group.unit) is not None and topology.find(group.unit).hctl:
+            continue
+        index = 0
+        for letter in match.group(1):
+            index = index * 26 + (ord(letter) - ord("a") + 1)
+        if index - 1 < len(ordered):
+            mapping[group.unit] = ordered[index - 1].hctl
+    return mapping
+
+
+def _presented(finding: dict, guest: str | None) -> bool:
+    """Whether a finding's units are disks a hypervisor, a cloud or a SAN array presents."""
+    paths = [r.get("_path") for r in finding.get("_records") or () if r.get("_path") is not None]
+    if not paths:
+        return False
+    return all(p.virtual or p.transport in ("fc", "iscsi") or (guest is not None and p.transport != "usb")
+               for p in paths)
+
+
+def virtual_machine(records: list[dict]) -> str | None:
+    """The line that says the machine is a guest of a hypervisor or a cloud, if any."""
+    for record in records:
+        if record.get("kind") == "machine" and record.get("detail") in ("hypervisor", "paravirt", "dmi"):
+            text = str(record.get("text") or "")
+            if "bare hardware" not in text and _VIRTUAL_MACHINE.search(text):
+                return text
+    return None
+
+
+def _mark_after_resume(groups: list[Group], records: list[dict]) -> None:
+    """Groups whose trouble began between a suspend and the minute after the resume that ended it."""
+    spans: dict[str, list] = {}
+    asleep: dict[str, float] = {}
+    for record in sorted((r for r in records if r.get("kind") == "machine" and not _is_missing(r.get("t"))),
+                         key=lambda r: r["t"]):
+        clock = record.get("clock") or ""
+        if record.get("detail") == "suspend":
+            asleep[clock] = float(record["t"])
+        elif record.get("detail") == "resume":
+            start = asleep.pop(clock, float(record["t"]) - 5.0)
+            spans.setdefault(clock, []).append((start, float(record["t"]) + AFTER_RESUME_S))
+    if not spans:
+        return
+    for group in groups:
+        if group.onset and any(start <= group.onset[1] <= end for start, end in spans.get(group.onset[0], ())):
+            group.after_resume = True
+
+
+def _quiet_and_out_of_step(hypotheses, rows: list[dict], groups: list[Group], log_span_s: float = 0.0) -> None:
     """Units behind a shared part that report no trouble, and units whose trouble began out of step
     with the others' (a fault of one part strikes the units behind it together)."""
+    # how long each clock's log runs: the odds of a coincidence grow with it
+    bounds: dict[str, list] = {}
+    for row in rows:
+        if not _is_missing(row.get("t")):
+            low_high = bounds.setdefault(row.get("clock") or "", [float(row["t"]), float(row["t"])])
+            low_high[0], low_high[1] = min(low_high[0], float(row["t"])), max(low_high[1], float(row["t"]))
+    spans = {clock: high - low for clock, (low, high) in bounds.items()}
     units_at: dict[tuple, set] = {}
     for row in rows:
         unit = row.get("unit")
@@ -266,30 +392,33 @@ def _quiet_and_out_of_step(hypotheses, rows: list[dict], groups: list[Group]) ->
             continue
         failing = {groups[i].unit for i in h.groups} - {None}
         h.quiet_units = len(units_at.get((h.column, h.key), set()) - failing)
-        onsets: dict[str, tuple] = {}
+        # each group's onset, on its clock; the densest window of distinct units is when the part
+        # failed, and groups that began outside it are out of step (an old medium error, a late retry)
+        stamps_by_clock: dict[str, list] = {}
         for i in h.groups:
             group = groups[i]
             if group.unit and group.onset and group.origin != "none":
-                current = onsets.get(group.unit)
-                if current is None or (current[0] == group.onset[0] and group.onset[1] < current[1]):
-                    onsets[group.unit] = group.onset
-        if len(onsets) < 2:
-            continue
-        by_clock: dict[str, list] = {}
-        for unit, (clock, t) in onsets.items():
-            by_clock.setdefault(clock, []).append((t, unit))
-        for stamps in by_clock.values():
-            stamps.sort()
-            if len(stamps) < 2:
+                stamps_by_clock.setdefault(group.onset[0], []).append((group.onset[1], group.unit, i))
+        for stamps in stamps_by_clock.values():
+            if len({unit for _, unit, _ in stamps}) < 2:
                 continue
-            # the moment most units' trouble began together: the densest window's start
+            stamps.sort()
             best_start, best = stamps[0][0], 0
-            for start, _ in stamps:
-                inside = sum(1 for t, _ in stamps if start <= t <= start + SYNCHRONOUS_ONSET_S)
+            for start, _, _ in stamps:
+                inside = len({unit for t, unit, _ in stamps if start <= t <= start + SYNCHRONOUS_ONSET_S})
                 if inside > best:
                     best_start, best = start, inside
-            late = {unit for t, unit in stamps if not best_start <= t <= best_start + SYNCHRONOUS_ONSET_S}
-            h.out_of_step |= {i for i in h.groups if groups[i].unit in late}
+            # k independent faults beginning within one window of a log that spans T seconds is a
+            # coincidence of odds about (window / T) ** (k - 1): that is what a shared part explains
+            clock = groups[stamps[0][2]].onset[0]
+            span = max(spans.get(clock, 0.0), log_span_s)
+            odds = (best - 1) * math.log(max(span, SYNCHRONOUS_ONSET_S) / SYNCHRONOUS_ONSET_S + 1.0)
+            h.synchronous_units = max(h.synchronous_units, best)
+            h.coincidence = max(h.coincidence, odds)
+            in_step = {i for t, _, i in stamps if best_start <= t <= best_start + SYNCHRONOUS_ONSET_S}
+            h.out_of_step |= {i for _, _, i in stamps} - in_step
+            if best >= 2:
+                h.together |= in_step
 
 
 # ------------------------------------------------------------------ scoring
@@ -299,11 +428,17 @@ def _logit(p: float) -> float:
     return math.log(p / (1 - p))
 
 
-def group_weight(weights: Weights, fru: str, group: Group, out_of_step: bool) -> float:
+def group_weight(weights: Weights, fru: str, group: Group, out_of_step: bool, together: bool = False) -> float:
     value = weights.origin[fru].get(group.origin, weights.origin[fru]["ambiguous"])
+    if together:
+        # what several units say in the same minute says little about which of them spoke first:
+        # to a part they share, it counts at least as a timeout would
+        value = max(value, weights.origin[fru]["ambiguous"])
     value *= 1 + weights.repeat * math.log(max(group.count, 1))
     if out_of_step:
         value *= weights.asynchronous
+    if group.after_resume and value > 0:
+        value *= weights.after_resume
     return value
 
 
@@ -313,12 +448,19 @@ def finding_weight(weights: Weights, finding: dict) -> float:
 
 
 def contributions(weights: Weights, problem: Problem, h: Hypothesis) -> dict[int, float]:
-    return {i: group_weight(weights, h.fru, problem.groups[i], i in h.out_of_step) for i in h.groups}
+    return {i: group_weight(weights, h.fru, problem.groups[i], i in h.out_of_step, i in h.together) for i in h.groups}
+
+
+def part_terms(weights: Weights, h: Hypothesis) -> float:
+    """What a part's own shape says: its prior, the units behind it that stayed quiet, and those
+    whose trouble began together (independent faults rarely start within the same minute)."""
+    return (weights.prior[h.fru] - weights.quiet[h.fru] * math.log1p(h.quiet_units)
+            + weights.synchronous * h.coincidence)
 
 
 def single_score(weights: Weights, problem: Problem, h: Hypothesis, contribution: dict[int, float]) -> float:
-    return (weights.prior[h.fru] + sum(finding_weight(weights, f) for f in _distinct(h.findings))
-            + sum(contribution.values()) - weights.quiet[h.fru] * math.log1p(h.quiet_units))
+    return part_terms(weights, h) + sum(finding_weight(weights, f) for f in _distinct(h.findings)) \
+        + sum(contribution.values())
 
 
 def _distinct(findings: list[dict]) -> list[dict]:
@@ -352,15 +494,15 @@ def weigh(problem: Problem, weights: Weights) -> list[Explanation]:
             a, b = first.parts[0], second.parts[0]
             ca, cb = contribution_of[id(a)], contribution_of[id(b)]
             joint = {i: max(ca.get(i, -math.inf), cb.get(i, -math.inf)) for i in set(ca) | set(cb)}
-            score = (weights.prior[a.fru] + weights.prior[b.fru] + weights.second_fault
+            score = (part_terms(weights, a) + part_terms(weights, b) + weights.second_fault
                      + sum(finding_weight(weights, f) for f in _distinct(a.findings + b.findings))
-                     + sum(joint.values())
-                     - weights.quiet[a.fru] * math.log1p(a.quiet_units) - weights.quiet[b.fru] * math.log1p(b.quiet_units))
+                     + sum(joint.values()))
             explanations.append(Explanation((a, b), score))
     top = max(e.score for e in explanations)
-    total = sum(math.exp(e.score - top) for e in explanations)
+    scale = 1.0 / max(weights.temperature, 1e-3)
+    total = sum(math.exp((e.score - top) * scale) for e in explanations)
     for e in explanations:
-        e.posterior = math.exp(e.score - top) / total
+        e.posterior = math.exp((e.score - top) * scale) / total
     for h in problem.hypotheses:
         h.posterior = sum(e.posterior for e in explanations if h in e.parts)
     explanations.sort(key=lambda e: -e.posterior)
@@ -387,7 +529,7 @@ def describe_explanation(problem: Problem, explanation: Explanation) -> dict:
     for h in explanation.parts:
         for i in h.groups:
             group = problem.groups[i]
-            scored.append((group_weight(weights, h.fru, group, i in h.out_of_step), group))
+            scored.append((group_weight(weights, h.fru, group, i in h.out_of_step, i in h.together), group))
     scored.sort(key=lambda pair: -pair[0])
     evidence = []
     for value, group in scored[:5]:

@@ -156,6 +156,7 @@ EVENT_KINDS: dict[str, str] = {
     "enclosure": "an enclosure, expander, backplane or slot event (SES element, enclosure/slot identification)",
     "dm_error": "a device-mapper target other than multipath paths reported an error (raid, thin, crypt, snapshot, integrity)",
     "hung_task": "a task blocked on I/O for longer than the hung-task timeout",
+    "machine": "the machine around the storage: a hypervisor or cloud underneath (detail hypervisor, paravirt, dmi), a suspend or a resume",
     "unclassified": "a line that starts with a storage device's prefix, whose text no grammar knows: kept, counted and shown",
 }
 

@@ -41,6 +41,7 @@ KIND_LABELS = {
     "controller_error": "controller error",
     "attach": "device attached",
     "info": "storage notice",
+    "machine": "machine context",
     "aer": "PCIe error report",
     "pci_link": "PCIe slot link lost",
     "power": "power fault",
