@@ -14,23 +14,23 @@ from diagdisk.topology.smart import parse_smartctl_text
 SDC = Path(__file__).resolve().parents[3] / "samples" / "demo-sosreport" / "sos_commands" / "ata" / "smartctl_-a_.dev.sdc"
 
 
-def _verdict(text: str) -> tuple[str, dict]:
-    result = CliRunner().invoke(main, ["analyze", "-"], input=text)
+def _report(text: str) -> tuple[str, dict]:
+    shown = CliRunner().invoke(main, ["analyze", "-"], input=text).stdout
     report = json.loads(CliRunner().invoke(main, ["analyze", "-", "--format", "json"], input=text).stdout)["reports"][0]
-    return result.stdout.splitlines()[0], report
+    return shown, report
 
 
 def test_smartctl_text_on_stdin_is_named_by_its_serial():
-    first, report = _verdict(SDC.read_text())
-    assert first.startswith("SUSPECT: Replace disk Z1Z3K4LM (ST4000NM0033-9ZM170, serial Z1Z3K4LM)")
+    shown, report = _report(SDC.read_text())
     assert [d["name"] for d in report["devices"]] == ["Z1Z3K4LM"]
-    assert [s["device"] for s in report["verdict"]["suspects"]] == ["Z1Z3K4LM"]
+    assert report["coverage"]["smart_devices"] == ["Z1Z3K4LM"]
+    assert "SMART data for Z1Z3K4LM" in shown and "<stdin>  " not in shown
 
 
 def test_smartctl_text_after_its_command_line_is_named_by_the_device_it_was_run_on():
-    first, report = _verdict("root@db1:~# smartctl -a /dev/sdc\n" + SDC.read_text())
-    assert first.startswith("SUSPECT: Replace disk sdc (ST4000NM0033-9ZM170, serial Z1Z3K4LM)")
+    shown, report = _report("root@db1:~# smartctl -a /dev/sdc\n" + SDC.read_text())
     assert [d["name"] for d in report["devices"]] == ["sdc"]
+    assert report["coverage"]["smart_devices"] == ["sdc"] and "SMART data for sdc" in shown
 
 
 def test_a_file_name_that_names_the_disk_still_wins():
