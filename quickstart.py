@@ -51,12 +51,21 @@ def install() -> None:
     pyproject = ROOT / "pyproject.toml"
     if stamp.exists() and stamp.stat().st_mtime >= pyproject.stat().st_mtime and PYTHON.exists():
         return
+    # the first run takes a minute or so, most of it pip's: say what is happening, stage by stage
     if not _has_pip():
+        say(f"making the virtual environment {VENV.relative_to(ROOT)}")
         _make_venv()
     pip = [str(PYTHON), "-m", "pip", "install", "-q"]
+    say("updating pip")
     subprocess.run([*pip, "--upgrade", "pip"], check=True)
+    say(f"installing diagdisk and its extras ({EXTRAS}: matplotlib, hyperscan, pytest, dask, pyarrow...)")
     subprocess.run([*pip, "-e", EXTRAS], cwd=ROOT, check=True)
     stamp.touch()
+    say("installed; the next runs start at once")
+
+
+def say(what: str) -> None:
+    print(f"quickstart: {what}", file=sys.stderr, flush=True)
 
 
 def _has_pip() -> bool:

@@ -59,6 +59,18 @@ def is_partial(warning: str) -> bool:
     return isinstance(warning, PartialRead)
 
 
+class Note(str):
+    """Something the reader should know that is no fault of the input nor a loss: the same
+    messages counted once from two logs, colour codes removed. It travels in a source's warnings
+    list like any warning; the report shows it apart, under `notes`."""
+
+    __slots__ = ()
+
+
+def is_note(warning: str) -> bool:
+    return isinstance(warning, Note)
+
+
 class NumberOutOfRange(ValueError):
     """A number read from a log is larger than the field it fills can hold (a sector of 2^80, an
     H:C:T:L part past 2^32, an uptime of 20 digits): the line that holds it is not read, and its

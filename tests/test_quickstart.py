@@ -37,3 +37,22 @@ def test_the_readme_says_how_to_run_diagdisk_after_the_quick_start_and_lists_the
     for extra in re.findall(r"^(\w+) = \[", (ROOT / "pyproject.toml").read_text().split("[project.optional-dependencies]")[1]
                             .split("\n[")[0], re.M):
         assert f"`{extra}`" in readme, f"the README does not list the extra {extra}"
+
+
+def test_the_install_says_what_it_is_doing(tmp_path, monkeypatch, capsys):
+    venv = tmp_path / ".venv"
+    monkeypatch.setattr(quickstart, "VENV", venv)
+    monkeypatch.setattr(quickstart, "PYTHON", venv / "bin" / "python")
+    monkeypatch.setattr(quickstart, "ROOT", tmp_path)
+    (tmp_path / "pyproject.toml").write_text("")
+    monkeypatch.setattr(quickstart, "_has_pip", lambda: False)
+    monkeypatch.setattr(quickstart, "_make_venv", lambda: venv.mkdir())
+    ran = []
+    monkeypatch.setattr(quickstart.subprocess, "run", lambda argv, **kw: ran.append(argv) or
+                        subprocess.CompletedProcess(argv, 0))
+    quickstart.install()
+    said = capsys.readouterr().err.splitlines()
+    assert said == ["quickstart: making the virtual environment .venv", "quickstart: updating pip",
+                    f"quickstart: installing diagdisk and its extras ({quickstart.EXTRAS}: matplotlib, hyperscan, "
+                    "pytest, dask, pyarrow...)", "quickstart: installed; the next runs start at once"]
+    assert len(ran) == 2   # pip itself, then diagdisk: each announced before it runs

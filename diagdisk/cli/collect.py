@@ -3,9 +3,8 @@
 from __future__ import annotations
 
 import os
-import re
 import time
-from datetime import datetime, timedelta
+from datetime import datetime
 from pathlib import Path
 
 import click
@@ -16,20 +15,18 @@ from diagdisk.collect.bundle import collect_bundle, default_folder
 from diagdisk.collect.items import ROOT_ADDS, Context, read_hostname
 from diagdisk.errors import DiagdiskError
 
-_SPAN = re.compile(r"^(\d+)\s*([dhm])$")
-_SPAN_UNITS = {"d": "days", "h": "hours", "m": "minutes"}
-
-
 def parse_since(value: str, now: datetime) -> datetime:
-    """'30d', '12h', '90m' or an ISO date/time."""
-    match = _SPAN.match(value.strip())
-    if match:
-        return now - timedelta(**{_SPAN_UNITS[match.group(2)]: int(match.group(1))})
+    """A --since value in the grammar of every time option (diagnosis.window): 30d, 12h, 90m before
+    `now`, or a time as the logs write it; one without a zone is this host's local time."""
+    from diagdisk.diagnosis.window import WindowError, parse_time_spec
     try:
-        parsed = datetime.fromisoformat(value)
-    except ValueError:
-        raise click.BadParameter("expected a span like 30d, 12h, 90m or an ISO date such as 2026-11-01") from None
-    return parsed if parsed.tzinfo else parsed.astimezone()
+        spec = parse_time_spec(value)
+        moment = spec.start(now)
+    except WindowError as exc:
+        raise click.BadParameter(str(exc)) from None
+    if spec.zone is None and spec.epoch is None and spec.ago is None:
+        moment = moment.replace(tzinfo=None).astimezone()   # the live host's logs are in its local time
+    return moment
 
 
 @click.command("collect", epilog="""\b
@@ -48,7 +45,9 @@ Exit codes:
   130  interrupted
   With --analyze, the exit codes of `diagdisk analyze` once the bundle is written.""")
 @click.option("-o", "--output", type=click.Path(dir_okay=True, path_type=Path), help="Bundle file (default diagdisk-HOSTNAME-DATE.tar.gz in the current folder).")
-@click.option("--since", default="30d", show_default=True, help="How far back to collect logs: 30d, 12h, 90m or an ISO date.")
+@click.option("--since", default="30d", show_default=True, metavar="TIME",
+              help="How far back to collect logs: a span before now (30d, 12h, 90m) or a time as the logs write "
+                   "it (2024-03-02, 'Mar 2 18:07', @EPOCH), as every --since takes.")
 @click.option("--timeout", default=30.0, show_default=True, type=click.FloatRange(min=0.1), help="Seconds each external command may run before its process group is killed.")
 @click.option("--deadline", default=300.0, show_default=True, type=click.FloatRange(min=1), help="Seconds for the whole collection; items not started by then are skipped.")
 @click.option("--root", type=click.Path(exists=True, file_okay=False, path_type=Path), help="Read /proc, /sys, /dev/disk and /var/log under this recorded tree; commands run only from --bin-dir.")
@@ -92,7 +91,7 @@ def collect(ctx: click.Context, output, since, timeout, deadline, root, bin_dir,
     hostname = read_hostname(context)
     folder = default_folder(hostname, now)
     output = output or Path(f"{folder}.tar.gz")
-    if live and not privileged:
+    if live and not privileged and not quiet:
         echo_error(f"diagdisk: {ROOT_ADDS}")
     try:
         result = collect_bundle(context, output, folder, hostname)

@@ -96,6 +96,28 @@ def _decode_result_item(item: str) -> tuple[dict[str, Any], str]:
     return result.to_dict(), result.summary()
 
 
+def _decode_nvme_item(item: str) -> tuple[dict[str, Any], str]:
+    from diagdisk.decode.nvme import describe_nvme_status, parse_nvme_status
+
+    decoded = parse_nvme_status(item)
+    return decoded, describe_nvme_status(decoded)
+
+
+def _decode_asc_item(item: str) -> tuple[dict[str, Any], str]:
+    from diagdisk.decode.asc_ascq import OBSOLETE_MEANINGS, describe, format_asc_ascq, is_vendor_specific, parse_asc_ascq
+
+    codes = parse_asc_ascq(item)
+    if codes is None:
+        raise DecodeError(f"not an ASC/ASCQ: {item!r} (give the two bytes in hex, '11 04' or '11/04', or the "
+                          f"text a kernel printed)")
+    asc, ascq = codes
+    text = describe(asc, ascq)
+    data = {"asc": asc, "ascq": ascq, "asc_ascq": format_asc_ascq(asc, ascq), "text": text,
+            "obsolete": (asc, ascq) in OBSOLETE_MEANINGS,
+            "vendor_specific": text == "Vendor specific" and is_vendor_specific(asc, ascq)}
+    return data, f"{format_asc_ascq(asc, ascq)}: {text or 'not assigned by T10'}"
+
+
 def _decode_line_item(item: str) -> tuple[Any, str]:
     # Imported lazily: the grammars cost a parser build that the byte decoders never need.
     # ImportError is also caught around the call because the grammar module loads its helpers
@@ -108,11 +130,56 @@ def _decode_line_item(item: str) -> tuple[Any, str]:
         raise DecodeError(f"the log line grammars are not available: {error}") from error
     if not events:
         raise NoEvent("no event: no grammar accepts this line")
-    text = "\n".join(
-        " ".join(f"{key}={value}" for key, value in event.items() if value not in (None, "", []))
-        for event in events
-    )
-    return events, text
+    events = [_in_field_order(event) for event in events]
+    return events, "\n".join(_event_text(event) for event in events)
+
+
+# fields that hold a code: shown in hex, as the kernel and the standards write them
+_HEX_FIELDS = {"opcode", "emask", "result", "loginfo", "fault_code", "host_byte_code", "driver_byte_code",
+               "fru_code"}
+# the pasted line itself, and how it was read: not repeated in the text
+_NOT_SHOWN = {"raw", "family", "grammar"}
+
+
+def _in_field_order(event: dict[str, Any]) -> dict[str, Any]:
+    """The event's fields in the order events.py declares them (kind first), whatever the grammar
+    that read the line set first; fields it does not declare come last, by name."""
+    from diagdisk.logs.events import EVENT_FIELDS
+
+    order = {name: index for index, name in enumerate(["kind", *(f for f in EVENT_FIELDS if f != "kind")])}
+    return dict(sorted(event.items(), key=lambda item: (order.get(item[0], len(order)), item[0])))
+
+
+def _event_text(event: dict[str, Any]) -> str:
+    """One event as `key=value` pairs, codes in hex and with their meaning: a sense key, ASC/ASCQ,
+    an NVMe status (SCT/SC)."""
+    from diagdisk.decode.asc_ascq import describe, format_asc_ascq
+    from diagdisk.decode.nvme import STATUS_CODE_TYPES, nvme_status_name
+    from diagdisk.decode.sense import SENSE_KEY_NAMES
+
+    parts = []
+    for key, value in event.items():
+        if value in (None, "", []) or key in _NOT_SHOWN or key == "ascq" and "asc" in event:
+            continue
+        if key == "sense_key" and isinstance(value, int):
+            shown = f"0x{value:X} ({SENSE_KEY_NAMES.get(value, 'unknown')})"
+        elif key == "asc" and isinstance(value, int) and isinstance(event.get("ascq"), int):
+            key, code = "asc_ascq", (value, event["ascq"])
+            shown = f"{format_asc_ascq(*code)} ({describe(*code) or 'not assigned by T10'})"
+        elif key == "sct" and isinstance(value, int):
+            shown = f"0x{value:X} ({STATUS_CODE_TYPES.get(value, 'Reserved')})"
+        elif key == "sc" and isinstance(value, int):
+            sct = event.get("sct")
+            name = nvme_status_name(sct, value) if isinstance(sct, int) else None
+            shown = f"0x{value:02X}" + f" ({name or 'not assigned'})" * isinstance(sct, int)
+        elif key in _HEX_FIELDS and isinstance(value, int) and not isinstance(value, bool):
+            shown = f"0x{value:X}"
+        else:
+            shown = str(value)
+            if " " in shown or not shown:
+                shown = json.dumps(shown, ensure_ascii=False)
+        parts.append(f"{key}={shown}")
+    return " ".join(parts)
 
 
 def _compact(mapping: dict[str, Any]) -> str:
@@ -176,13 +243,16 @@ Examples:
   diagdisk decode cdb 'CDB: Read(10) 28 00 0c 61 a7 e0 00 01 00 00'
   diagdisk decode ata 'res 41/40:00:b8:a8:61/00:00:0c:00:00/40 Emask 0x409 (media error)'
   diagdisk decode result 'hostbyte=DID_OK driverbyte=DRIVER_SENSE'
+  diagdisk decode nvme 'sct 0x2 / sc 0x81'
+  diagdisk decode asc 11 04
   diagdisk decode line 'sd 2:0:1:0: [sdb] tag#3 Sense Key : Medium Error [current]'
   grep 'Sense Key' /var/log/messages | diagdisk decode line - --format json
 
 """ + _EXIT_CODES + "\n  1    decode line only: no grammar accepts the line")
 @debug_option
 def decode() -> None:
-    """Decode raw sense data, CDBs, ATA taskfiles, SCSI results or one log line."""
+    """Decode raw sense data, CDBs, ATA taskfiles, SCSI results, NVMe statuses, ASC/ASCQ codes or one
+    log line."""
 
 
 def _subcommand(name: str, decoder: Callable[[str], tuple[Any, str]], help_text: str,
@@ -219,6 +289,20 @@ _subcommand(
     "Decode a SCSI result: hex as old kernels print it ('27010000') or "
     "'hostbyte=DID_OK driverbyte=DRIVER_SENSE'.",
     "CODE...|-", "diagdisk decode result 27010000",
+)
+_subcommand(
+    "nvme", _decode_nvme_item,
+    "Decode an NVMe completion status: the Status Field as the kernel prints it (0x4281) or its code type "
+    "and code ('sct 0x2 / sc 0x81', '2/81'), named as the NVMe Base Specification and the kernel's "
+    "drivers/nvme/host/constants.c name them, with the DNR and MORE bits.",
+    "STATUS|'sct X / sc Y'|-", "diagdisk decode nvme 'sct 0x2 / sc 0x81'",
+)
+_subcommand(
+    "asc", _decode_asc_item,
+    "Decode a SCSI additional sense code and qualifier (ASC/ASCQ) given as two hex bytes ('11 04', "
+    "'11/04') or as the text a kernel printed; a code T10 withdrew shows its historic meaning, marked "
+    "obsolete.",
+    "ASC ASCQ|'TEXT'|-", "diagdisk decode asc 11/04",
 )
 _subcommand(
     "line", _decode_line_item,

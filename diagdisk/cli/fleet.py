@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from datetime import datetime
+from datetime import datetime, timezone
 
 import click
 
@@ -11,12 +11,16 @@ from .main import _Size, _guarded
 
 
 def _since(value: str | None) -> str | None:
+    """--since in the grammar of every time option (diagnosis.window), as the naive ISO time the
+    fleet table's report dates are compared with; a span counts back from now."""
     if value is None:
         return None
+    from ..diagnosis.window import WindowError, parse_time_spec
     try:
-        return datetime.fromisoformat(value).replace(tzinfo=None).isoformat()
-    except ValueError:
-        raise click.BadParameter("expected an ISO date such as 2026-11-01 (or 2026-11-01T08:00)") from None
+        moment = parse_time_spec(value).start(datetime.now(timezone.utc))
+    except WindowError as exc:
+        raise click.BadParameter(str(exc)) from None
+    return moment.astimezone(timezone.utc).replace(tzinfo=None).isoformat()
 
 
 @click.command("fleet")
@@ -29,8 +33,9 @@ def _since(value: str | None) -> str | None:
               help="Use the Dask cluster of this scheduler instead of a local one (its workers need "
                    "`pip install diagdisk[fleet]` and the inputs at the same paths).")
 @click.option("--html", is_flag=True, help="Also write each input's HTML report.")
-@click.option("--since", default=None, metavar="DATE",
-              help="Leave out inputs whose report date is before DATE (ISO, e.g. 2026-11-01).")
+@click.option("--since", default=None, metavar="TIME",
+              help="Leave out inputs whose report date is before TIME: 2026-11-01, 'Nov 1 08:00', @EPOCH or a span "
+                   "before now (30d), as every --since takes.")
 @click.option("--force", is_flag=True, help="Analyse again inputs already analysed by this diagdisk version.")
 @click.option("--timeout", type=click.FloatRange(min=0.1), default=600.0, show_default=True,
               help="Seconds one input may take; then it is stopped and recorded failed.")

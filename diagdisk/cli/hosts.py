@@ -106,7 +106,8 @@ def text_blocks(reports: list[dict], labels: list[str], *, brief: bool = False, 
     for label, report in zip(labels, reports):
         # the host, then the report, whose first line is its verdict
         blocks.append(f"=== {escape_control(label)}: " + render_text(report, brief=brief, color=color, width=width))
-    return "\n".join(blocks)
+    # --brief: one verdict line a host, as `grep` and `sort` want them; whole reports apart
+    return "".join(blocks) if brief else "\n".join(blocks)
 
 
 def write_per_host(folder: Path, reports: list[dict], labels: list[str], output_format: str, inputs: list[str]) -> list[Path]:

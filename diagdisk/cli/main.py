@@ -195,7 +195,8 @@ def _window_options(func):
                         help="Leave out events after TIME (all of the day, minute or second it names).")(func)
     func = click.option("--since", type=_Time(), default=None,
                         help="Leave out events before TIME: 2024-03-02, '2024-03-02 18:07', "
-                             "'Mar 2 18:07:17', 'Sat Mar 2 18:07:17 2024', @EPOCH.")(func)
+                             "'Mar 2 18:07:17', 'Sat Mar 2 18:07:17 2024', @EPOCH, or a span before the "
+                             "report date: 30d, 12h, 90m.")(func)
     return func
 
 
@@ -245,9 +246,10 @@ def analyze(ctx, paths, output_format, brief, color, fail_on, rules_dirs, since,
     rule explains), INCONCLUSIVE (too little evidence for any verdict: no kernel log line was read)
     or HEALTHY, the part to replace and why; then what was read (coverage), the findings with their
     evidence lines, devices, events. Inputs are grouped by host first (hostname, uname, manifest,
-    archive name, syslog headers): several hosts give one report each (text blocks, a JSON list, or
-    one file per host with -o DIR/, plus index.html for HTML); one report file (-o FILE, HTML on
-    stdout) for several hosts is refused with exit 2, naming the hosts found.
+    archive name, syslog headers): several hosts give one report each (text blocks, the JSON
+    object's `reports` list, or one file per host with -o DIR/, plus index.html for HTML); one
+    report file (-o FILE, HTML on stdout) for several hosts is refused with exit 2, naming the
+    hosts found.
     """
     if brief and output_format != "text":
         raise click.UsageError("--brief prints the verdict line of the text report; leave out --format")
@@ -269,11 +271,10 @@ def analyze(ctx, paths, output_format, brief, color, fail_on, rules_dirs, since,
             text = None
             if folder is not None:
                 written = write_per_host(folder, reports, labels, output_format, list(paths))
+            elif output_format == "json":
+                text = _reports_json(reports)
             elif len(reports) == 1:
                 text = _render(reports[0], output_format, brief=brief, color=use_color)
-            elif output_format == "json":
-                import json
-                text = json.dumps(reports, indent=2, default=str) + "\n"
             else:
                 text = text_blocks(reports, labels, brief=brief, color=use_color, width=_terminal_width())
         finally:
@@ -344,7 +345,9 @@ Exit codes:
   70   internal error
   130  interrupted""")
 @click.argument("paths", nargs=-1, required=True)
-@click.option("--format", "output_format", type=click.Choice(["csv", "jsonl"]), default="jsonl", show_default=True)
+@click.option("--format", "output_format", type=click.Choice(["csv", "jsonl"]), default="jsonl", show_default=True,
+              help="jsonl: JSON Lines, one event an object (jq, pandas.read_json(lines=True)); csv: one event a "
+                   "row, with a header, control characters escaped.")
 @_window_options
 @_output_options
 @_limit_options
@@ -461,6 +464,16 @@ def _event_writer(output_format: str, columns: tuple, stream):
         stream.write(json.dumps(shown, separators=(",", ":"), default=str) + "\n")
         stream.flush()
     return write_json
+
+
+REPORTS_SCHEMA = "diagdisk.reports/1"
+
+
+def _reports_json(reports: list[dict]) -> str:
+    """`--format json`: one shape however many hosts the input holds, an object whose `reports`
+    lists one report a host (docs/report.md)."""
+    import json
+    return json.dumps({"schema": REPORTS_SCHEMA, "reports": reports}, indent=2, default=str) + "\n"
 
 
 def _render(report: dict, output_format: str, *, brief: bool = False, color: bool = False) -> str:

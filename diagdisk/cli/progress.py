@@ -16,6 +16,7 @@ from __future__ import annotations
 
 import os
 import sys
+import time
 
 from ..progress import Progress
 from ..safetext import escape_control
@@ -140,12 +141,21 @@ class CollectProgress:
             tqdm.monitor_interval = 0
             self._bar = tqdm(total=None, file=sys.stderr, leave=False, dynamic_ncols=True, delay=progress_delay(),
                              desc="diagdisk: collecting", bar_format="{desc}: {n} items done [{elapsed}] {postfix}")
+        self._started = time.monotonic()
 
     def __call__(self, line: str) -> None:
         """One item finished; `line` says which and how (collect.bundle's progress line)."""
         if self._bar is not None:
             self._bar.set_postfix_str(_short(" ".join(line.split())), refresh=False)
             self._bar.update(1)
+
+    def running(self, names: list[str]) -> None:
+        """No item finished for a while: say which are still running, and that time passes."""
+        if self._bar is not None:
+            shown = names[0] + (f" and {len(names) - 1} more" if len(names) > 1 else "")
+            self._bar.set_postfix_str(_short(f"running {shown}"), refresh=False)
+            if time.monotonic() - self._started >= progress_delay():
+                self._bar.refresh()
 
     def close(self) -> None:
         if self._bar is not None:

@@ -21,7 +21,7 @@ Exit codes:
 Examples:
   diagdisk rules list                        id, severity, part to replace, title
   diagdisk rules list --rules my-rules/      the built-in rules and those of my-rules/
-  diagdisk rules check my-rules/*.yml        fields, modifiers, ids
+  diagdisk rules check my-rules/             fields, modifiers, ids (none a built-in rule's)
   diagdisk rules test                        every rule's match / no_match examples
   diagdisk analyze sosreport/ --rules my-rules/
 
@@ -40,14 +40,54 @@ def rules():
 def list_rules(rules_dirs):
     """Show every rule: id, severity, FRU and title."""
     from ..diagnosis.engine import load_rules
-    for rule in _load_or_exit(lambda: load_rules(extra_dirs=list(rules_dirs))):
-        click.echo(escape_control(f"{rule.id}  {rule.severity:<8}  {rule.fru:<10}  {rule.title}"))
+    listed = _load_or_exit(lambda: load_rules(extra_dirs=list(rules_dirs)))
+    click.echo(f"{'id':<6}  {'severity':<8}  {'fru':<10}  title")
+    for rule in listed:
+        click.echo(escape_control(f"{rule.id:<6}  {rule.severity:<8}  {rule.fru:<10}  {rule.title}"))
 
 
-def _load(files) -> list:
-    """The named rule files, or every built-in rule; a malformed file exits 2 with one line."""
-    from ..diagnosis.engine import load_rules
-    return _load_or_exit(lambda: load_rules(only=[Path(f) for f in files] or None))
+def _rule_files(paths) -> list[Path]:
+    """The rule files named, a folder standing for every *.yml under it (as --rules reads it)."""
+    from ..diagnosis.engine import rules_dir
+    tables = (rules_dir() / "model").resolve()   # the path model's tables, not rules
+    files = []
+    for path in map(Path, paths):
+        files += sorted(p for p in path.rglob("*.yml") if not p.resolve().is_relative_to(tables)) \
+            if path.is_dir() else [path]
+    return files
+
+
+def _load(paths, against_built_ins: bool = False) -> list:
+    """The rules of the named files and folders, or every built-in rule; a malformed file exits 2
+    with one line. `against_built_ins`: an id a built-in rule has is refused, as `analyze --rules`
+    refuses it."""
+    from ..diagnosis.engine import load_rules, rules_dir
+    from ..errors import DiagdiskError
+    files = _rule_files(paths)
+    if paths and not files:
+        raise SystemExit(_error(f"{', '.join(paths)}: no rule file (*.yml) in it"))
+    if not files:
+        return _load_or_exit(load_rules)
+    named = _load_or_exit(lambda: load_rules(only=files))
+    if against_built_ins:
+        built_in_root = rules_dir().resolve()
+        own = {path.resolve() for path in files}
+        try:
+            built_ins = [r for r in load_rules() if r.path.resolve() not in own]
+        except DiagdiskError:
+            built_ins = []
+        taken = {rule.id: rule.path for rule in built_ins}
+        for rule in named:
+            if rule.id in taken and not rule.path.resolve().is_relative_to(built_in_root):
+                raise SystemExit(_error(f"{rule.path}: rule id {rule.id} is the built-in rule {taken[rule.id].name}'s; "
+                                        f"give the rule an id of its own (DD9xx are left for local rules)"))
+    return named
+
+
+def _error(message: str) -> int:
+    from ..errors import ExitCode
+    click.echo(escape_control(f"diagdisk: error: {message}"), err=True)
+    return int(ExitCode.BAD_INPUT)
 
 
 def _load_or_exit(load) -> list:
@@ -59,18 +99,18 @@ def _load_or_exit(load) -> list:
         raise SystemExit(int(ExitCode.BAD_INPUT))
 
 
-@rules.command("check", epilog="\b\nExamples:\n  diagdisk rules check\n  diagdisk rules check my-rules/*.yml\n\n"
+@rules.command("check", epilog="\b\nExamples:\n  diagdisk rules check\n  diagdisk rules check my-rules/\n  diagdisk rules check my-rules/*.yml\n\n"
                + _EXIT_CODES)
-@click.argument("files", nargs=-1, type=click.Path(exists=True, dir_okay=False))
+@click.argument("files", nargs=-1, type=click.Path(exists=True))
 @debug_option
 def check_rules(files):
-    """Validate rule files (fields, modifiers, ids)."""
-    click.echo(f"{len(_load(files))} rules ok")
+    """Validate rule files or folders of them (fields, modifiers, ids, and no id a built-in rule has)."""
+    click.echo(f"{len(_load(files, against_built_ins=True))} rules ok")
 
 
 @rules.command("test", epilog="\b\nExamples:\n  diagdisk rules test\n  diagdisk rules test my-rules/DD900_mine.yml\n\n"
                + _EXIT_CODES)
-@click.argument("files", nargs=-1, type=click.Path(exists=True, dir_okay=False))
+@click.argument("files", nargs=-1, type=click.Path(exists=True))
 @debug_option
 def test_rules(files):
     """Run the rules' own match / no_match examples."""

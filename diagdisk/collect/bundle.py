@@ -36,12 +36,14 @@ class BundleWriter:
         self.output = output
         self.folder = folder
         self.partial = output.with_name(output.name + ".part")
+        where = output.resolve().parent   # the folder, named whole: the default bundle name is relative
         if output.is_dir():
             raise OutputError(f"cannot write bundle {output}: it is a directory")
         try:
             self._file = open(self.partial, "wb")
         except OSError as error:
-            raise OutputError(f"cannot write bundle {output}: {error.strerror or error}") from None
+            raise OutputError(f"cannot write bundle {output.name} in the folder {where}: "
+                              f"{error.strerror or error}") from None
         self._tar = tarfile.open(fileobj=self._file, mode="w:gz")
         self._paths: set[str] = set()
         self._mtime = time.time()
@@ -115,7 +117,9 @@ def collect_bundle(ctx: Context, output: Path, folder: str, hostname: str) -> Co
         with ThreadPoolExecutor(max_workers=POOL_SIZE, thread_name_prefix="collect") as pool:
             pending: dict[Future, Item] = {pool.submit(_run_item, item, ctx): item for item in plan(ctx)}
             while pending:
-                done, _ = wait(pending, return_when=FIRST_COMPLETED)
+                done, _ = wait(pending, timeout=_PROGRESS_TICK, return_when=FIRST_COMPLETED)
+                if not done:
+                    _still_running(ctx, pending.values())
                 for future in done:
                     pending.pop(future)
                     outcome = future.result()
@@ -145,6 +149,17 @@ def collect_bundle(ctx: Context, output: Path, folder: str, hostname: str) -> Co
         writer.abort()
         raise
     return CollectionResult(output, manifest)
+
+
+# How often the progress display hears what is still running while no item finishes (iostat
+# samples for --perf-seconds, a slow smartctl): a terminal never sits silent for long.
+_PROGRESS_TICK = 0.5
+
+
+def _still_running(ctx: Context, items) -> None:
+    running = getattr(ctx.progress, "running", None)
+    if running is not None:
+        running(sorted(item.name for item in items))
 
 
 def _run_item(item: Item, ctx: Context) -> Outcome:

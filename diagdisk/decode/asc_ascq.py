@@ -15,6 +15,15 @@ from functools import lru_cache
 from importlib import resources
 
 VENDOR_SPECIFIC = "Vendor specific"
+# T10 withdrew these codes and its table, like the kernel's, says only "Obsolete"; a log or a device
+# that still returns one meant what it meant before. Their historic meanings, as sg3_utils
+# (sg_lib_data.c) keeps them; shown marked obsolete.
+OBSOLETE_MEANINGS: dict[tuple[int, int], str] = {
+    (0x20, 0x05): "Write type operation while in read capable state",
+    (0x24, 0x02): "Invalid cdb field while in explicit block model",
+    (0x24, 0x03): "Invalid cdb field while in implicit block model",
+}
+OBSOLETE_MARK = " (obsolete)"
 # T10 gives withdrawn codes this placeholder text; it names no condition, so it is never reverse
 # looked up (three different codes carry it).
 _PLACEHOLDER_TEXTS = {"obsolete"}
@@ -72,11 +81,13 @@ def is_vendor_specific(asc: int, ascq: int) -> bool:
 
 
 def describe(asc: int, ascq: int) -> str | None:
-    """T10 text for an ASC/ASCQ pair, "Vendor specific" for unassigned vendor codes, else None."""
+    """T10 text for an ASC/ASCQ pair ("... (obsolete)" with its historic meaning for a withdrawn
+    one), "Vendor specific" for unassigned vendor codes, else None."""
     codes = table()
     text = codes.exact.get((asc, ascq))
     if text is not None:
-        return text
+        historic = OBSOLETE_MEANINGS.get((asc, ascq))
+        return historic + OBSOLETE_MARK if historic and _normalize(text) in _PLACEHOLDER_TEXTS else text
     for entry in codes.ranges:
         if entry.asc == asc and entry.ascq_first <= ascq <= entry.ascq_last:
             return entry.text.replace("%x", f"{ascq:x}")
@@ -134,3 +145,18 @@ def _lookup_range(key: str) -> tuple[int, int] | None:
 def format_asc_ascq(asc: int, ascq: int) -> str:
     """The "11/00" spelling used in events and reports."""
     return f"{asc:02X}/{ascq:02X}"
+
+
+# "11 04", "11/04", "0x11 0x04", "11h/04h", "asc=0x11 ascq=0x04", "ASC 11h ASCQ 04h": hex, as every
+# tool prints them
+_CODE_PAIR = re.compile(r"^(?:asc\s*[=:]?\s*)?(?:0x)?([0-9a-f]{1,2})h?\s*(?:/|,|\s)\s*(?:ascq\s*[=:]?\s*)?"
+                        r"(?:0x)?([0-9a-f]{1,2})h?$", re.IGNORECASE)
+
+
+def parse_asc_ascq(text: str) -> tuple[int, int] | None:
+    """ASC and ASCQ from their hex pair, or from the text a kernel printed for them; None when the
+    text is neither."""
+    pair = _CODE_PAIR.match(text.strip())
+    if pair is not None:
+        return int(pair[1], 16), int(pair[2], 16)
+    return lookup_description(text)

@@ -6,6 +6,7 @@ Status Values", "... Command Specific ...", "... Media and Data Integrity Errors
 
 from __future__ import annotations
 
+import re
 from typing import Any
 
 from diagdisk.decode import DecodeError
@@ -116,3 +117,41 @@ def decode_nvme_status(status: int) -> dict[str, Any]:
 def critical_warning_names(byte: int) -> list[str]:
     """Names of the set bits of the SMART log's Critical Warning byte."""
     return [name for mask, name in CRITICAL_WARNING_BITS if byte & mask]
+
+
+# "sct 0x2 / sc 0x81" (the kernel's nvme_log_error), "sct=2 sc=0x81", "SCT 2h SC 81h" (the spec's
+# spelling), "2/81": the code type, then the code, in hex
+_SCT_SC = re.compile(r"^\(?\s*(?:sct\s*[=:]?\s*)?(?:0x)?([0-7])h?\s*(?:/|,|\s)\s*(?:sc\s*[=:]?\s*)?(?:0x)?"
+                     r"([0-9a-f]{1,2})h?\s*\)?(?:\s+(.*))?$", re.IGNORECASE)
+# the whole Status Field as one number, as "status 0x4281" or "status: 0x281" prints it
+_STATUS_FIELD = re.compile(r"^(?:status\s*[=:]?\s*)?(?:0x)?([0-9a-f]{1,4})h?$", re.IGNORECASE)
+_FLAGS = {"dnr": "dnr", "more": "more"}
+
+
+def parse_nvme_status(text: str) -> dict[str, Any]:
+    """The NVMe status a person pastes: a Status Field ("0x4281", "status: 0x281") or a code type and
+    a code ("sct 0x2 / sc 0x81", "sct=2 sc=0x81", "2/81", "SCT 2h SC 81h"), with "DNR" or "MORE"
+    after them as the kernel prints them. DecodeError when it is none of these."""
+    stripped = text.strip()
+    pair = _SCT_SC.match(stripped)
+    if pair is not None and not _STATUS_FIELD.match(stripped):
+        flags = (pair[3] or "").lower().split()
+        if any(flag not in _FLAGS for flag in flags):
+            raise DecodeError(f"not an NVMe status: {text!r} (give 'sct 0x2 / sc 0x81' or a status like 0x4281)")
+        sct, sc = int(pair[1], 16), int(pair[2], 16)
+        status = sct << 8 | sc | (0x4000 if "dnr" in flags else 0) | (0x2000 if "more" in flags else 0)
+        return decode_nvme_status(status)
+    field = _STATUS_FIELD.match(stripped)
+    if field is None:
+        raise DecodeError(f"not an NVMe status: {text!r} (give 'sct 0x2 / sc 0x81' or a status like 0x4281)")
+    return decode_nvme_status(int(field[1], 16) & 0x7FFF)
+
+
+def describe_nvme_status(decoded: dict[str, Any]) -> str:
+    """One line: "SCT 0x2 Media and Data Integrity Errors / SC 0x81 Unrecovered Read Error, DNR"."""
+    name = decoded["name"] or "not assigned"
+    text = f"SCT 0x{decoded['sct']:X} {decoded['sct_name']} / SC 0x{decoded['sc']:02X} {name}"
+    flags = [label for label, on in (("DNR (do not retry)", decoded["dnr"]), ("MORE", decoded["more"])) if on]
+    if decoded["crd"]:
+        flags.append(f"CRD {decoded['crd']} (retry after Command Retry Delay Time {decoded['crd']})")
+    return text + (", " + ", ".join(flags) if flags else "")

@@ -19,7 +19,7 @@ from pathlib import Path
 from ..topology import tables as inventory
 from ..inputs.chunks import DEFAULT_CHUNK_SIZE, detect_compression
 from ..logs.dedup import deduplicate
-from ..errors import InputError, PartialRead, is_partial
+from ..errors import InputError, Note, PartialRead, is_partial
 from ..logs.events import NON_EVENT_KINDS
 from ..logs.framing import MONTHS, frame_line
 from ..inputs.opener import STDIN_NAME, OpenedInput, open_input
@@ -264,6 +264,32 @@ def _read_metadata(analysis: Analysis, sources: list[Source]) -> None:
         analysis.report_date = _latest_log_mtime(sources)
     if analysis.hostname is None:
         analysis.hostname = _syslog_hostname(sources)
+    if analysis.kernel is None:
+        analysis.kernel = _booted_kernel(sources)
+
+
+# The kernel's banner, the first line it prints at boot (init/version.c linux_banner):
+# "Linux version 5.14.0-362.el9.x86_64 (mockbuild@...) (gcc ...) #1 SMP ..."
+_LINUX_BANNER = re.compile(rb"Linux version (\S+) \(")
+
+
+def _booted_kernel(sources: list[Source]) -> str | None:
+    """The kernel release the newest boot in the logs printed in its banner (a dmesg starts with
+    it), for an input without `uname`; None when no log holds one near its start."""
+    logs = [s for s in sources if s.format == "log" and not s.duplicate_of]
+    newest_first = sorted(logs, key=lambda s: s.rotation_key, reverse=True)
+    for source in sorted(newest_first, key=lambda s: not is_kernel_ring_buffer(s.name)):
+        try:
+            with open(source.path, "rb") as handle:
+                head = handle.read(_HOSTNAME_SAMPLE_BYTES)
+        except OSError:
+            continue
+        if detect_compression(head[:6]):
+            continue
+        banners = _LINUX_BANNER.findall(head)
+        if banners:
+            return banners[-1].decode("utf-8", "replace")
+    return None
 
 
 def _sos_manifest_date(source: Source, limits: Limits) -> datetime | None:
@@ -564,8 +590,8 @@ def _count_copies_once(analysis: Analysis) -> None:
         found = copies.get((report.origin, report.name))
         if found:
             report.events -= found
-            report.warnings.append(f"{report.name}: {found} events are also in a log read before it "
-                                   f"(same message, same time); they are counted once")
+            report.warnings.append(Note(f"{report.name}: {found} events are also in a log read before it "
+                                        f"(same message, same time); they are counted once"))
 
 
 def _read_table(source: Source, analysis: Analysis, report: SourceReport) -> str:

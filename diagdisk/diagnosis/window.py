@@ -6,6 +6,11 @@ The window's ends are written the way the logs write times, so an engineer can p
     Mar 2, Mar  2 18:07, Mar  2 18:07:17                          (BSD syslog, journal short)
     Sat Mar  2 18:07:17 2024, [Sat Mar  2 18:07:17 2024]          (dmesg -T)
     @1709402837                                                   (seconds since the epoch)
+    30d, 12h, 90m, 2w                                             (that long before the report date)
+
+Every command's time options take this one grammar (analyze and events --since/--until, collect
+--since, fleet --since). A span counts back from the input's report date; for `collect`, whose
+input is the live host, from now.
 
 A time without a year (syslog) takes the year the logs' own syslog times are given: that of the
 report date, or the year before when its month and day come later in the year. A time without a
@@ -47,6 +52,8 @@ _SYSLOG = re.compile(
     r"(?: +(?P<hour>\d\d):(?P<minute>\d\d)(?::(?P<second>\d\d)(?P<frac>\.\d+)?)?)?"
     r"(?: +(?P<year>\d{4}))?")
 _EPOCH = re.compile(r"@(?P<seconds>\d+(?:\.\d+)?)")
+_AGO = re.compile(r"(?P<count>\d{1,6}) ?(?P<unit>w|weeks?|d|days?|h|hours?|m|min|minutes?|s|seconds?)")
+_AGO_UNITS = {"w": "weeks", "d": "days", "h": "hours", "m": "minutes", "s": "seconds"}
 
 
 @dataclass(frozen=True)
@@ -63,11 +70,15 @@ class TimeSpec:
     microsecond: int = 0
     zone: timezone | None = None
     epoch: float | None = None
+    ago: timedelta | None = None        # a span before the report date (30d)
 
     def start(self, report_date: datetime | None) -> datetime:
         """The first moment the spec names."""
         if self.epoch is not None:
             return datetime.fromtimestamp(self.epoch, timezone.utc)
+        if self.ago is not None:
+            anchor = report_date or datetime.now(timezone.utc)
+            return (anchor if anchor.tzinfo else anchor.replace(tzinfo=timezone.utc)) - self.ago
         try:
             return datetime(self._year(report_date), self.month, self.day, self.hour or 0, self.minute or 0,
                             self.second or 0, self.microsecond, tzinfo=self.zone or timezone.utc)
@@ -77,7 +88,7 @@ class TimeSpec:
     def end(self, report_date: datetime | None) -> datetime:
         """The last moment the spec names: the end of its day, minute or second."""
         start = self.start(report_date)
-        if self.epoch is not None or self.microsecond:
+        if self.epoch is not None or self.ago is not None or self.microsecond:
             return start
         if self.hour is None:
             step = timedelta(days=1)
@@ -100,6 +111,10 @@ def parse_time_spec(text: str) -> TimeSpec:
     match = _EPOCH.fullmatch(value)
     if match:
         return TimeSpec(text=text, year=None, month=1, day=1, epoch=float(match["seconds"]))
+    match = _AGO.fullmatch(value)
+    if match:
+        unit = _AGO_UNITS[match["unit"][0]]
+        return TimeSpec(text=text, year=None, month=1, day=1, ago=timedelta(**{unit: int(match["count"])}))
     match = _ISO.fullmatch(value)
     if match:
         return _spec(text, int(match["year"]), int(match["month"]), int(match["day"]), match, _zone(match["zone"]))
@@ -108,7 +123,8 @@ def parse_time_spec(text: str) -> TimeSpec:
         year = int(match["year"]) if match["year"] else None
         return _spec(text, year, MONTHS[match["mon"]], int(match["day"]), match, None)
     raise WindowError(f"{text!r} is not a time: write it as the logs do, e.g. 2024-03-02, "
-                      f"'2024-03-02 18:07', 'Mar 2 18:07:17', 'Sat Mar 2 18:07:17 2024' or @1709402837")
+                      f"'2024-03-02 18:07', 'Mar 2 18:07:17', 'Sat Mar 2 18:07:17 2024' or @1709402837, "
+                      f"or a span before the report date: 30d, 12h, 90m")
 
 
 def _spec(text: str, year: int | None, month: int, day: int, match: re.Match, zone) -> TimeSpec:

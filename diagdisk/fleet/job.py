@@ -219,7 +219,36 @@ def controller_driver(analysis, suspect: dict) -> str | None:
         return None
     drivers = Counter(event["driver"] for event in analysis.events
                       if event.get("driver") and event.get("host") == host)
-    return drivers.most_common(1)[0][0] if drivers else None
+    modules = [name for name, _ in drivers.most_common() if _MODULE_NAME.fullmatch(name)]
+    if modules:
+        return modules[0]
+    if drivers:
+        # the host's lines name it by its SCSI host template ("scsi host2: Fusion MPT SAS Host"):
+        # the driver module is the one whose adapter lines (mpt3sas_cm0: ...) the kernel printed
+        adapters = _adapter_drivers(analysis)
+        return adapters[0] if len(adapters) == 1 else drivers.most_common(1)[0][0]
+    return None
+
+
+# A kernel module's name (mpt3sas, megaraid_sas, usb-storage); a host template's name is not one
+# (the first word of "Fusion MPT SAS Host", "Virtio SCSI HBA").
+_MODULE_NAME = re.compile(r"[a-z][a-z0-9_-]*")
+
+
+def _adapter_drivers(analysis) -> list[str]:
+    return sorted({event["driver"] for event in analysis.events
+                   if event.get("adapter") and event.get("driver") and _MODULE_NAME.fullmatch(event["driver"])})
+
+
+def _driver_names(analysis) -> set[str]:
+    """The controller drivers an input's kernel named, as module names: a host template's name
+    stands for the one adapter driver the same kernel printed, when there is one."""
+    named = {event["driver"] for event in analysis.events if event.get("driver")}
+    modules = {name for name in named if _MODULE_NAME.fullmatch(name)}
+    adapters = _adapter_drivers(analysis)
+    if named - modules and len(adapters) == 1:
+        return modules
+    return named
 
 
 def holdings(report: dict, analysis) -> dict:
@@ -243,7 +272,7 @@ def holdings(report: dict, analysis) -> dict:
         for device in report.get("devices") or []:
             if device.get("type") in DRIVE_TYPES and _device_field([device], suspect, "model"):
                 failing_drives.add((_device_field([device], suspect, "model"), device.get("revision") or "?"))
-    drivers = sorted({event["driver"] for event in analysis.events if event.get("driver")})
+    drivers = sorted(_driver_names(analysis))
     if any((d.get("type") == "nvme" or str(d.get("name") or "").startswith("nvme")) for d in report.get("devices") or []):
         drivers = sorted(set(drivers) | {"nvme"})
     enclosures = sorted({_device_field([d], {"hctl": d.get("hctl"), "device": d.get("name")}, "model")

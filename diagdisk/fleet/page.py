@@ -148,10 +148,11 @@ svg text { font: 12px system-ui, sans-serif; fill: #1b2a3a; }
 </section>
 {% endif %}
 <section id="failed">
-<h2>Inputs that could not be analysed</h2>
-{% if failed %}
+<h2>Inputs that were not analysed</h2>
+{% if failed or not_read %}
 <table><thead><tr><th>Input</th><th>Why</th></tr></thead><tbody>
 {% for row in failed %}<tr><td>{{ row.input }}</td><td>{{ row.failure_reason }}</td></tr>{% endfor %}
+{% for row in not_read %}<tr><td>{{ row.input }}</td><td>{{ row.why }}</td></tr>{% endfor %}
 </tbody></table>
 {% if failed_more %}<p class="more">{{ failed_more }} more in fleet.parquet</p>{% endif %}
 {% else %}<p class="empty">Every input was analysed.</p>{% endif %}
@@ -172,15 +173,22 @@ def _date(value) -> datetime | None:
         return None
 
 
-def render_fleet_page(rows: list[dict], holdings: list[dict], summary, cohorts=None) -> str:
-    """``cohorts``: a diagdisk.fleet.cohorts.CohortResult (None: no cohorts section content)."""
+def render_fleet_page(rows: list[dict], holdings: list[dict], summary, cohorts=None, html_reports: bool = False) -> str:
+    """``cohorts``: a diagdisk.fleet.cohorts.CohortResult (None: no cohorts section content);
+    `html_reports`: the run wrote each report's HTML page beside its JSON (--html), which the hosts
+    needing action link to."""
     analysed = [row for row in rows if row.get("outcome") == "analysed"]
     needing = [row for row in analysed if row.get("verdict") in NEEDS_ACTION]
     needing.sort(key=lambda r: (-SEVERITY_RANK.get(r.get("severity") or "", -1), -(r.get("confidence") or 0),
                                 str(r.get("host")), str(r.get("input"))))
     anchors = cohorts.row_pattern_ids if cohorts is not None else {}
-    action = [_action_row(row, anchors) for row in needing[:MAX_ACTION_ROWS]]
-    failed = sorted((row for row in rows if row.get("outcome") == "failed"), key=lambda r: str(r.get("input")))
+    action = [_action_row(row, anchors, html_reports) for row in needing[:MAX_ACTION_ROWS]]
+    failed = sorted((row if row.get("failure_reason") or row.get("outcome") == "failed"
+                     else dict(row, failure_reason="report date before --since")
+                     for row in rows if row.get("outcome") in ("failed", "excluded")),
+                    key=lambda r: str(r.get("input")))
+    # files found beside the inputs and left unread (a README beside sosreports): named, with why
+    not_read = [_not_read(note) for note in (getattr(summary, "notes", None) or [])[:MAX_FAILED_ROWS]]
     dates = sorted(d for d in (_date(row.get("report_date")) for row in analysed) if d)
     counts = {"total": summary.total, "analysed": summary.analysed, "skipped": summary.skipped,
               "failed": summary.failed, "excluded": summary.excluded}
@@ -191,7 +199,7 @@ def render_fleet_page(rows: list[dict], holdings: list[dict], summary, cohorts=N
         patterns=patterns[:MAX_PATTERN_ROWS], patterns_more=max(len(patterns) - MAX_PATTERN_ROWS, 0),
         rising=rising[:MAX_COHORT_ROWS],
         counts=counts, action=action, action_more=max(len(needing) - MAX_ACTION_ROWS, 0),
-        failed=failed[:MAX_FAILED_ROWS], failed_more=max(len(failed) - MAX_FAILED_ROWS, 0),
+        failed=failed[:MAX_FAILED_ROWS], failed_more=max(len(failed) - MAX_FAILED_ROWS, 0), not_read=not_read,
         charts=_charts(analysed, needing, holdings), timeline=_timeline(analysed, dates),
         span=f"{dates[0].date()} .. {dates[-1].date()}" if dates else "", version=__version__,
         width=CHART_WIDTH, label_width=LABEL_WIDTH, bar_height=BAR_HEIGHT)
@@ -219,8 +227,16 @@ def across_hosts_line(row: dict) -> str:
     return f"{verb} {part}, {row['fleet_pattern']}"
 
 
-def _action_row(row: dict, anchors: dict[str, str]) -> dict:
+def _not_read(note: str) -> dict:
+    """A discovery note ("PATH: not read: why") as a row of the table of inputs not analysed."""
+    path, found, why = note.partition(": not read: ")
+    return {"input": path, "why": "not read: " + why} if found else {"input": "", "why": note}
+
+
+def _action_row(row: dict, anchors: dict[str, str], html_reports: bool = False) -> dict:
     report_file = row.get("report_file") or ""
+    if html_reports and report_file.endswith(".json"):
+        report_file = report_file[:-len(".json")] + ".html"   # the page a person reads, written beside it
     pattern_text = across_hosts_line(row)
     # its pattern, when the list shows it; else the section
     anchor = anchors.get(row.get("input"), "patterns")

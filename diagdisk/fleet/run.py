@@ -237,7 +237,7 @@ def run_fleet(paths: list[str], out: str | Path, options: FleetOptions | None = 
         _link_patterns_in_pages(out, list(rows.values()), cohorts)
     from .page import render_fleet_page
     atomic_write(out / "fleet.html", render_fleet_page(list(rows.values()), list(holdings.values()), summary,
-                                                       cohorts))
+                                                       cohorts, html_reports=options.html))
     summary.seconds = time.monotonic() - started
     return summary
 

@@ -263,7 +263,15 @@ def _is_disk_listing(text: str, cut: bool) -> bool:
 
 
 _DISKSTATS_LINE = re.compile(r"^\s*\d+\s+\d+\s+\S+(?:\s+\d+){10,}\s*$", re.M)
-_SYSSTAT_DEVICE_HEADER = re.compile(r"(?:^|\s)(?:Device:?|DEV)(?:\s+\S+)*?\s+(?:tps|r/s|rkB/s|%util)(?:\s|$)", re.M)
+# A sar or iostat disk header: the device column (first, or last with -p/--pretty) and a rate column
+_SYSSTAT_DEVICE_COLUMNS = frozenset({"DEV", "Device", "Device:"})
+_SYSSTAT_RATE_COLUMNS = frozenset({"tps", "r/s", "w/s", "rkB/s", "wkB/s", "rMB/s", "%util", "rd_sec/s", "rsec/s",
+                                   "kB_read/s", "MB_read/s", "Blk_read/s"})
+# The banner every sysstat command prints first: "Linux 5.14.0 (web9) \t03/19/24 \t_x86_64_\t(4 CPU)"
+# (kernel release, host in parentheses, then the date); a kernel log's "Linux version 5.14.0 (...)"
+# is not one.
+_SYSSTAT_BANNER = re.compile(r"^Linux[ \t]+\S+[ \t]+\([^)\n]*\)[ \t]+\S*\d", re.M)
+_CLOCK = re.compile(r"\d{1,2}[:.]\d{2}[:.]\d{2}$")
 
 
 def _performance_format(text: str, stripped: str) -> str | None:
@@ -274,11 +282,25 @@ def _performance_format(text: str, stripped: str) -> str | None:
         return "sadf_csv"
     if len(_DISKSTATS_LINE.findall(text)) >= 2:
         return "diskstats"
-    for match in _SYSSTAT_DEVICE_HEADER.finditer(text):
-        line_start = text.rfind("\n", 0, match.start() + 1) + 1
-        first = text[line_start:].split(None, 1)[:1]
-        return "sar" if first and re.match(r"\d{1,2}[:.]\d{2}[:.]\d{2}$", first[0]) else "iostat"
-    return None
+    return _sysstat_text(text)
+
+
+def _sysstat_text(text: str) -> str | None:
+    """"sar" or "iostat" for text that one of them printed: a disk header (sar's starts with a
+    time), else sysstat's banner (then sar's next line starts with a time, iostat's does not); None
+    otherwise. Text with the banner whose disk section is not understood is still sysstat's: its
+    reader says so, where a log reader would have read nothing in silence."""
+    lines = text.splitlines()
+    for line in lines:
+        tokens = line.split()
+        if not _SYSSTAT_DEVICE_COLUMNS.isdisjoint(tokens) and not _SYSSTAT_RATE_COLUMNS.isdisjoint(tokens):
+            return "sar" if _CLOCK.match(tokens[0]) else "iostat"
+    banner = _SYSSTAT_BANNER.search(text)
+    if banner is None:
+        return None
+    after = text[banner.end():].split("\n", 1)[1:]
+    following = next((line.split() for line in after[0].splitlines() if line.strip()), []) if after else []
+    return "sar" if following and _CLOCK.match(following[0]) else "iostat"
 
 
 def sniff_format(path: Path) -> str | None:
@@ -309,8 +331,8 @@ def sniff_format(path: Path) -> str | None:
         return "proc_scsi"
     if stripped.startswith("Personalities :"):
         return "mdstat"
-    if re.match(r"smartctl \d", stripped):
-        return "smartctl_text"
+    if re.match(r"smartctl \d", stripped) or re.match(r"(?:[^\n]*\n){1,3}smartctl \d", stripped):
+        return "smartctl_text"  # perhaps after the prompt and command that printed it
     if re.match(r"/dev/md\S*:\s*\n\s*Version :", stripped):
         return "mdadm_detail"
     if re.match(r"\[\d+:\d+:\d+:\d+\]\s+\S", stripped):

@@ -53,6 +53,10 @@ _EXPORT_MESSAGE = re.compile(r"MESSAGE=")
 _JOURNAL_JSON = re.compile(r'\{.*"MESSAGE" *:')
 # raw /dev/kmsg or dmesg -r priority prefix "<3>"
 _KMSG = re.compile(r"<\d{1,3}>")
+# dmesg -x (--decode): facility and level, each padded to six ("kern  :err   : "), before the stamp
+_DMESG_DECODE = re.compile(
+    r"(?:kern|user|mail|daemon|auth|syslog|lpr|news|uucp|cron|authpriv|ftp|res[0-3]|local[0-7]) *:"
+    r"(?:emerg|alert|crit|err|warn|notice|info|debug) *: ")
 # A /dev/kmsg record as `cat /dev/kmsg` prints it: "6,1234,5678901,-;message", that is priority and
 # facility, sequence number, monotonic time in microseconds, flags, perhaps more comma-separated
 # fields, then the message; its dictionary follows on lines that start with one space
@@ -82,6 +86,19 @@ _CALLER_ID = re.compile(r"\[ *[TC]\d{1,7}\] ?")
 _DMESG_H = re.compile(r"\[(?:(?P<mon>[A-Z][a-z]{2})(?P<day>\d{1,2}) (?P<hm>\d\d:\d\d)| *\+(?P<rel>\d+\.\d+))\] ?")
 # a test harness or console clock before a dmesg stamp: "04:30:32.34 [ 7194.579886] ..."
 _CONSOLE_CLOCK = re.compile(r"\d\d:\d\d:\d\d(?:\.\d+)? (?=\[)")
+
+# Terminal control sequences (ECMA-48) that `dmesg --color=always`, script(1), tmux and screen
+# captures leave in a log: CSI (colours "ESC [ 1;31 m", cursor moves, "ESC [ 2 J"), control strings
+# (an OSC window title "ESC ] 0;title BEL", DCS, APC, PM, screen's "ESC k title ESC backslash") ended by BEL
+# or ST or the end of the line, character set designations ("ESC ( B") and the other two-byte
+# escapes ("ESC c", "ESC 7"). They frame nothing and mean nothing to the grammars.
+TERMINAL_ESCAPE = (r"\x1b(?:\[[0-?]*[ -/]*[@-~]|[\]PX^_k][^\x07\x1b\n]*(?:\x07|\x1b\\)?"
+                   r"|[ -/]+[0-~]|[0-~])")
+_TERMINAL_ESCAPE = re.compile(TERMINAL_ESCAPE)
+# SGR alone (colours and bold: "ESC [ 0 m", "ESC [ 1;31 m", "ESC [ 38:5:208 m"): what dmesg --color
+# and coloured prompts write. It is removed from the text a reader keeps as evidence too; the other
+# sequences stay there, shown escaped, for what they are.
+TERMINAL_COLOUR = rb"\x1b\[[0-9;:]*m"
 
 # Text pasted through web pages and mail: typographic quotes are dropped, dashes made ASCII.
 _TYPOGRAPHY = str.maketrans({"\u201c": None, "\u201d": None, "\u201e": None, "\u2018": None,
@@ -150,8 +167,14 @@ _ISO_COMMON = re.compile(
 _ISO_PARTS = re.compile(r"(\d{4}-\d\d-\d\d)[T ](\d\d:\d\d:\d\d)([.,]\d+)?(Z|[+-]\d\d:?\d\d)?")
 
 
+def strip_terminal_escapes(text: str) -> str:
+    """The text without terminal control sequences (colours, titles, cursor moves); a lone ESC or
+    any other control character stays, for the outputs to show escaped."""
+    return _TERMINAL_ESCAPE.sub("", text) if "\x1b" in text else text
+
+
 def frame_line(line: str) -> Framed:
-    text = normalize_text(line.rstrip("\r\n"))
+    text = strip_terminal_escapes(normalize_text(line.rstrip("\r\n")))
     framed = _frame_common(text) or _frame_general(text)
     if framed.message[:2] == ": " and framed.header in ("syslog", "rfc3339"):
         framed.message = framed.message[2:].lstrip()
@@ -261,6 +284,11 @@ def _frame_general(text: str) -> Framed:
             pos = m.end()
             progress = True
             framed.header = framed.header or "kmsg"
+            continue
+        m = _DMESG_DECODE.match(text, pos) if pos == 0 else None
+        if m:
+            pos = m.end()
+            progress = True
             continue
         if not timed:
             m = _BSD.match(text, pos)

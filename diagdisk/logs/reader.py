@@ -18,13 +18,13 @@ from functools import cache
 from ..inputs.chunks import DEFAULT_CHUNK_SIZE, iter_chunks, iter_range_chunks, iter_windows
 from .coverage import KernelLines
 from .events import IDENTITY_FIELDS
-from .framing import Framed, frame_line
+from .framing import TERMINAL_COLOUR, TERMINAL_ESCAPE, Framed, frame_line
 from .plans import _BSD_START, _ISO_START, MAY_NAME_A_SCSI_DEVICE, LinePlans, PlanHit
 from ..inputs.limits import Limits
 from .grammar import _HEX_DIGITS, FALLBACK_FAMILY, MessageParser, default_parser, grammar_specs, kernel_families
 from .prefilter import Prefilter
 from ..inputs.safeio import decode_log_bytes
-from ..errors import NumberOutOfRange
+from ..errors import Note, NumberOutOfRange
 
 MAX_UNPARSED_SAMPLES = 20
 # Lines with a number out of range that a source's warnings name one by one; the rest are counted.
@@ -33,6 +33,11 @@ _HEADER_STYLES = {"syslog", "rfc3339", "dmesg", "dmesg_T", "dmesg_H", "kmsg", "t
                   "logread", "clock_only"}
 # `journalctl -o export` keeps a record's times on lines of their own, around its MESSAGE line
 _EXPORT_TIMES = re.compile(rb"^(__REALTIME_TIMESTAMP|_SOURCE_MONOTONIC_TIMESTAMP)=(\d{1,20})$", re.M)
+# Terminal sequences in a log (framing.TERMINAL_ESCAPE): colours are removed from the text as it is
+# read, so that evidence reads as the log would on a terminal; the others are counted here and
+# stripped by framing, and stay in the evidence, escaped.
+_TERMINAL_COLOUR = re.compile(TERMINAL_COLOUR)
+_TERMINAL_ESCAPE = re.compile(TERMINAL_ESCAPE.encode())
 # styles whose lines name the program that wrote them (kernel lines say "kernel")
 _TAGGED_STYLES = {"syslog", "rfc3339", "tag_only", "logread", "clock_only"}
 
@@ -57,6 +62,7 @@ class LogReadResult:
     # first few as (line, what); turned into warnings once the whole source was read
     out_of_range: int = 0
     out_of_range_samples: list[tuple[int, str]] = field(default_factory=list)
+    terminal_escapes: int = 0   # terminal control sequences (colours of dmesg --color) in its text
 
     def note_out_of_range(self, line: int, what: str) -> None:
         self.out_of_range += 1
@@ -71,6 +77,27 @@ def out_of_range_warnings(source_name: str, read: LogReadResult) -> list[str]:
     if more > 0:
         warnings.append(f"{source_name}: {more} more lines with a number out of range")
     return warnings
+
+
+def terminal_escape_warnings(source_name: str, read: LogReadResult) -> list[str]:
+    """The note that a source held terminal control sequences, which were not read as text (a
+    note: nothing is lost)."""
+    if not read.terminal_escapes:
+        return []
+    return [Note(f"{source_name}: {read.terminal_escapes} terminal control sequences (colours, as "
+                 f"dmesg --color=always or a terminal capture writes them) were removed before reading")]
+
+
+def _without_colours(chunks, result: LogReadResult):
+    """The chunks without SGR colour sequences, counting every terminal sequence they held.
+    Chunks end at line ends and no sequence spans a line, so none is cut in two."""
+    for chunk, first_line in chunks:
+        if b"\x1b" in chunk:
+            chunk, colours = _TERMINAL_COLOUR.subn(b"", chunk)
+            result.terminal_escapes += colours
+            if b"\x1b" in chunk:
+                result.terminal_escapes += len(_TERMINAL_ESCAPE.findall(chunk))
+        yield chunk, first_line
 
 
 def _has_identity(event: dict) -> bool:
@@ -145,12 +172,13 @@ class LogReader:
         if segment is None:
             chunks = iter_chunks(path, chunk_size=chunk_size, warnings=result.warnings, name=source_name,
                                  max_line_bytes=self.limits.max_line_bytes, max_bytes=self.limits.max_file_bytes)
-            windows = iter_windows(chunks, _CONTEXT_LINES, _HEADER_SNIFF_BYTES)
+            windows = iter_windows(_without_colours(chunks, result), _CONTEXT_LINES, _HEADER_SNIFF_BYTES)
         else:
             headered, result.header_style = segment.headered, segment.header_style
             chunks = iter_range_chunks(path, segment.start, segment.stop, segment.first_line, chunk_size,
                                        result.warnings, name=source_name, max_line_bytes=self.limits.max_line_bytes)
-            windows = iter_windows(chunks, _CONTEXT_LINES, before=segment.before)
+            windows = iter_windows(_without_colours(chunks, result), _CONTEXT_LINES,
+                                   before=_TERMINAL_COLOUR.sub(b"", segment.before))
         for window in windows:
             text, core_start, core_end = window.text, window.core_start, window.core_end
             if headered is None:
@@ -248,8 +276,8 @@ class LogReader:
 
     def _learn_plan(self, key: tuple, line: bytes, framed: Framed, event: dict, families: frozenset) -> None:
         """Keep a plan for lines like this one, if one reads it exactly as framing and grammar did."""
-        if framed.header not in ("syslog", "rfc3339") or "#012" in framed.message:
-            return
+        if framed.header not in ("syslog", "rfc3339") or "#012" in framed.message or b"\x1b" in line:
+            return  # a plan reads the line's own bytes: a terminal sequence in them is no field
         parsed, family, shape = self.parser.parse_shaped(framed.message, self._families_in_order(families))
         if shape is None or parsed != event:
             return

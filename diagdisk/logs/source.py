@@ -27,7 +27,7 @@ from .events import IDENTITY_FIELDS, MERGE_WINDOW_LINES, NON_EVENT_KINDS
 from ..inputs.limits import Limits
 from .plans import PlanHit
 from .reader import (MAX_OUT_OF_RANGE_NAMED, MAX_UNPARSED_SAMPLES, LogReader, LogReadResult, Segment, header_style,
-                     out_of_range_warnings)
+                     out_of_range_warnings, terminal_escape_warnings)
 from .observations import EH_BLOCK_GAP_LINES, PrintoutCollector, SequenceLinks
 from .prefilter import Prefilter
 from .records import RecordBuilder, join_records, records_as_events, shift_runs
@@ -162,7 +162,7 @@ def read_log_source(path, name: str, report_date: datetime | None, limits: Limit
     read = LogReadResult()
     reading = _Reading(name, limits, keep_each)
     reading.run(reader.iter_events(path, name, read, chunk_size=chunk_size), read)
-    read.warnings += out_of_range_warnings(name, read)
+    read.warnings += out_of_range_warnings(name, read) + terminal_escape_warnings(name, read)
     records = reading.builder.finish(reading.clock.resolver(report_date))
     return LogSourceResult(records=records, read=read, events=reading.counted, sequence=reading.sequence,
                            printouts=reading.printouts.printouts)
@@ -200,6 +200,7 @@ def join_segments(name: str, parts: list[SegmentRead], report_date: datetime | N
         read.kernel.join(part.read.kernel)
         read.unparsed_samples += part.read.unparsed_samples[:MAX_UNPARSED_SAMPLES - len(read.unparsed_samples)]
         read.out_of_range += part.read.out_of_range
+        read.terminal_escapes += part.read.terminal_escapes
         read.out_of_range_samples += part.read.out_of_range_samples[
             :MAX_OUT_OF_RANGE_NAMED - len(read.out_of_range_samples)]
         for warning in part.read.warnings:
@@ -207,7 +208,7 @@ def join_segments(name: str, parts: list[SegmentRead], report_date: datetime | N
             if once is None or once not in given:
                 read.warnings.append(warning)
                 given.add(once)
-    read.warnings += out_of_range_warnings(name, read)
+    read.warnings += out_of_range_warnings(name, read) + terminal_escape_warnings(name, read)
     joined = records if keep_each else join_records(records)
     return LogSourceResult(records=records_as_events(joined, name, clock.resolver(report_date)), read=read,
                            events=events, sequence=sequence, printouts=printouts)

@@ -426,6 +426,16 @@ def _read_samples(source, names: Names, limits: Limits, cap: int) -> tuple[PerfS
         if info.truncated and not collected.count:
             info.warnings.append(f"{source.name}: cut short (sos keeps the tail of large files) before any disk "
                                  f"header; its rows cannot be read by column name")
+        elif fmt in ("sar", "sar_c", "iostat") and not collected.count:
+            # sysstat's text that gave no disk sample is said to be so, never passed over in silence
+            what = "sar" if text_source.kind == "unknown" and fmt != "iostat" else text_source.kind
+            what = "iostat" if what == "unknown" else what
+            if not text_source.eras:
+                info.warnings.append(f"{source.name}: {what} output without a disk section (no DEV or Device "
+                                     f"header with its columns): no disk samples in it")
+            else:
+                info.warnings.append(f"{source.name}: {what} output whose disk rows were not understood under "
+                                     f"their header: no disk samples read")
     info.warnings = list(dict.fromkeys(list(source.warnings) + info.warnings))
     info.samples = collected.count
     info.devices = sorted(collected.series)

@@ -1,7 +1,8 @@
 """sar and iostat text, whatever the sysstat version and the locale it was printed in.
 
 sar writes `sar -A` sections one after another; the disk section is the one whose header holds
-`DEV` and `tps`. iostat writes one report per interval: an optional timestamp line (`-t`), an
+`DEV` and `tps`. A row belongs to the header above it: the rows of another activity (IFACE, CPU,
+FILESYSTEM) are skipped, whatever their number of columns. iostat writes one report per interval: an optional timestamp line (`-t`), an
 `avg-cpu:` block, a `Device` header and one row per device; its first report is an average since
 boot unless `-y` was given. Both are read by their header line, column by column name
 (performance.columns), never by position, so every era and -p/--pretty/-h layout is the same code:
@@ -312,6 +313,9 @@ class _TextReader:
         self.day: date | None = None
         self.layout: _Layout | None = None
         self.last_disk_layout: _Layout | None = None
+        # under the header of another activity (IFACE, CPU, FILESYSTEM...): its rows are no disk's,
+        # however many columns they have, until the next header
+        self.in_other_activity = False
         self.segment = 0
         self.previous_clock: int | None = None
         self._day_start: tuple | None = None
@@ -528,8 +532,10 @@ class _TextReader:
                 return
             if rest and not any(_number(t) is not None for t in rest):
                 self.layout = None   # the header of another activity (CPU, IFACE, ...)
+                self.in_other_activity = True
                 return
-            if layout is None and self.last_disk_layout is not None and len(rest) == len(self.last_disk_layout.columns):
+            if layout is None and not self.in_other_activity and self.last_disk_layout is not None \
+                    and len(rest) == len(self.last_disk_layout.columns):
                 # rows without their header (an excerpt through grep): the file's disk header still names them
                 parsed = self.last_disk_layout.row(rest)
                 if parsed is not None:
@@ -779,6 +785,7 @@ class _TextReader:
             note = f"{self.name}:{number}: columns {' '.join(unknown)} are not ones sysstat prints: not read, unknown"
             if note.split(":", 2)[-1] not in {w.split(":", 2)[-1] for w in self.source.warnings}:
                 self.source.warnings.append(note)
+        self.in_other_activity = False
         self.last_disk_layout = self.layout
         if self.layout.era not in self.source.eras:
             self.source.eras.append(self.layout.era)

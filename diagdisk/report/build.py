@@ -7,6 +7,7 @@ from datetime import datetime, timezone
 
 from .. import __version__
 from ..decode.sense import SENSE_KEY_NAMES
+from ..errors import is_note
 from ..logs.events import NON_EVENT_KINDS, is_informational
 from ..topology.devices import normal_wwn
 from .performance import performance_section
@@ -36,6 +37,23 @@ def is_medium_error(event: dict) -> bool:
     return False
 
 
+def _rescheduled_reads(events: list[dict]) -> set[tuple]:
+    """(array, sector) of the reads raid1/raid10 rescheduled away from a member ("md/raid1:md0:
+    sdb1: rescheduling sector N")."""
+    return {(event.get("md"), sector) for event in events
+            if event["kind"] == "md_redirect" and event.get("device") and event.get("md")
+            for sector in (event.get("_sectors") or [event.get("sector")]) if sector is not None}
+
+
+def _counted_under_its_member(event: dict, rescheduled: set[tuple]) -> bool:
+    """The array's "redirecting sector N to other mirror" line of a read its member's line already
+    counts: one read, listed once, under the member it failed on, not under the array as well."""
+    if event["kind"] != "md_redirect" or event.get("device") or not event.get("md"):
+        return False
+    sectors = event.get("_sectors") or [event.get("sector")]
+    return bool(sectors) and all((event["md"], sector) in rescheduled for sector in sectors)
+
+
 def _summary_key(event: dict) -> tuple:
     key = event.get("sense_key")
     asc, ascq = event.get("asc"), event.get("ascq")
@@ -52,18 +70,20 @@ def build_report(analysis, findings: list[dict] | None = None, verdict: dict | N
     summary: dict[tuple, dict] = {}
     sectors: dict[str, set[int]] = defaultdict(set)
     failing: dict[str, set[int]] = defaultdict(set)
+    rescheduled = _rescheduled_reads(events)
     for event in events:
         key = _summary_key(event)
         first, last = _first_last(event)
         entry = summary.get(key)
-        if entry is None:
+        if entry is None and not _counted_under_its_member(event, rescheduled):
             entry = summary[key] = {
                 "device": key[0],
                 "hctl": key[1], "kind": key[2], "sense_key": key[3], "asc_ascq": key[4],
                 "count": 0, "first": first, "last": last}
-        entry["count"] += event.get("repeat") or 1
-        entry["first"] = min(filter(None, (entry["first"], first)), default=None)
-        entry["last"] = max(filter(None, (entry["last"], last)), default=None)
+        if entry is not None:
+            entry["count"] += event.get("repeat") or 1
+            entry["first"] = min(filter(None, (entry["first"], first)), default=None)
+            entry["last"] = max(filter(None, (entry["last"], last)), default=None)
         if event["kind"] in _LBA_KINDS and event.get("detail") != "buffer":
             # sectors a message counts within a partition (2.4's sd printed them so) stay under the
             # partition's name; a Buffer I/O error's 'logical block' is a filesystem block: no sector
@@ -97,7 +117,8 @@ def build_report(analysis, findings: list[dict] | None = None, verdict: dict | N
         "sources": [{"path": s.name, "format": s.format, "lines": s.lines, "events": s.events,
                      "unparsed_candidates": s.unparsed_candidates,
                      "unparsed_samples": [{"line": n, "text": t} for n, t in s.unparsed_samples],
-                     "kernel_lines": s.kernel_lines, "warnings": s.warnings} for s in analysis.sources],
+                     "kernel_lines": s.kernel_lines, "warnings": [w for w in s.warnings if not is_note(w)],
+                     "notes": [str(w) for w in s.warnings if is_note(w)]} for s in analysis.sources],
         "missing_sources": analysis.missing_sources,
         "complete": analysis.complete,
         "warnings": analysis.warnings + topology.conflicts,

@@ -23,6 +23,7 @@ import jinja2
 import markupsafe
 
 from diagdisk.decode.devnames import disk_of
+from diagdisk.report.text import not_listed_in_coverage, seconds_since_boot
 from diagdisk.errors import InputError
 from diagdisk.logs.events import EVENT_KINDS
 from diagdisk.report.labels import kind_label
@@ -167,18 +168,19 @@ def build_view(report: dict) -> dict:
         "generated": report.get("generated"),
         "host": host,
         "time_span": _dict(report.get("time_span")),
+        "uptime_span": _uptime_span(report.get("coverage")),
         "verdict": _verdict_view(verdict, suspects, titles_by_rule, findings),
         "coverage": _coverage_view(report.get("coverage")),
         "legend": _legend(report),
         "suspects": Capped([_suspect_view(s, titles_by_rule) for s in suspects[:MAX_SUSPECTS]], len(suspects)),
-        "findings": Capped([_finding_view(f) for f in findings[:MAX_FINDINGS]], len(findings)),
+        "findings": Capped(_finding_views(findings[:MAX_FINDINGS]), len(findings)),
         "timeline": timeline_chart(_list(report.get("timeline")), suspect_lanes),
         "device_cards": _device_cards(report, devices, suspects, findings, md_arrays),
         "md_arrays": capped(md_arrays, MAX_MD_ARRAYS),
         "inventory": capped(devices, MAX_INVENTORY_ROWS),
         "sources": capped(sources, MAX_SOURCES),
         "source_totals": _source_totals(sources),
-        "missing_sources": capped([str(path) for path in _list(report.get("missing_sources"))], MAX_MISSING_SOURCES),
+        "missing_sources": capped([str(path) for path in not_listed_in_coverage(report)], MAX_MISSING_SOURCES),
         "input_warnings": capped([str(w) for w in _list(report.get("warnings"))], MAX_INPUT_WARNINGS),
         "incomplete": report.get("complete") is False,
         "max_warnings": MAX_WARNINGS_PER_SOURCE,
@@ -220,6 +222,14 @@ def _weighing_view(inference: Any) -> list[dict]:
         rows.append({"probability": f"{_number(entry.get('probability')):.2f}", "name": str(entry.get("name") or ""),
                      "why": why})
     return rows
+
+
+def _uptime_span(coverage: Any) -> str | None:
+    """The seconds since boot the kernel log spans, when it has no wall-clock time (a dmesg)."""
+    uptimes = _list(_dict(_dict(coverage).get("kernel_log")).get("uptime_span"))
+    if len(uptimes) == 2 and all(isinstance(value, (int, float)) for value in uptimes):
+        return f"uptime {seconds_since_boot(uptimes[0])} \u2192 {seconds_since_boot(uptimes[1])}"
+    return None
 
 
 def _coverage_view(coverage: Any) -> dict | None:
@@ -267,8 +277,34 @@ def _suspect_view(suspect: dict, titles_by_rule: dict) -> dict:
     }
 
 
-def _finding_view(finding: dict) -> dict:
+def _finding_views(findings: list[dict]) -> list[dict]:
+    """The findings as the page shows them, in order: a line of evidence is shown under the first
+    finding that cites it; a later one says how many of its lines are shown above, and where."""
+    shown_under: dict[tuple, str] = {}
+    views = []
+    for finding in findings:
+        rule = str(finding.get("rule") or finding.get("title") or "a finding")
+        own, elsewhere = [], {}
+        for line in _list(finding.get("evidence")):
+            place = _evidence_place(line)
+            if place is not None and place in shown_under and shown_under[place] != rule:
+                elsewhere.setdefault(shown_under[place], 0)
+                elsewhere[shown_under[place]] += 1
+            else:
+                own.append(line)
+        views.append(_finding_view(dict(finding, evidence=own), elsewhere))
+        for line in views[-1]["evidence"].items:
+            shown_under.setdefault(_evidence_place(line), rule)
+    return views
+
+
+def _evidence_place(line: Any) -> tuple | None:
+    return (line.get("source"), line.get("line"), line.get("text")) if isinstance(line, dict) else None
+
+
+def _finding_view(finding: dict, evidence_elsewhere: dict[str, int] | None = None) -> dict:
     return {
+        "evidence_elsewhere": [(rule, count) for rule, count in (evidence_elsewhere or {}).items()],
         "rule": finding.get("rule"),
         "title": finding.get("title") or "(untitled finding)",
         "severity": finding.get("severity") if finding.get("severity") in SEVERITY_ORDER else "info",

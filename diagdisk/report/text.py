@@ -41,6 +41,26 @@ def verdict_line(report: dict) -> str:
     return escape_control(f"{label}: {headline}")
 
 
+def _event_span(span: dict, coverage: dict | None) -> str:
+    """When the events were written: wall-clock times, else the kernel log's seconds since boot (a
+    dmesg without -T), else '? .. ?'."""
+    first, last = _short_time(span.get("first")), _short_time(span.get("last"))
+    if first or last:
+        return f"{first or '?'} .. {last or '?'}"
+    uptimes = ((coverage or {}).get("kernel_log") or {}).get("uptime_span")
+    if uptimes and len(uptimes) == 2 and None not in uptimes:
+        return f"uptime {seconds_since_boot(uptimes[0])} .. {seconds_since_boot(uptimes[1])}"
+    return "? .. ?"
+
+
+def seconds_since_boot(value: float) -> str:
+    """Seconds since boot as a person reads them: 3.2 s, 1883958 s (21.8 days)."""
+    if value < 100:
+        return f"{value:.1f} s"
+    days = f" ({value / 86400:.1f} days)" if value >= 86400 else ""
+    return f"{value:.0f} s{days}"
+
+
 def render_text(report: dict, *, color: bool = False, width: int | None = None, brief: bool = False) -> str:
     width = max(width or DEFAULT_WIDTH, 40)
     first = verdict_line(report)
@@ -58,8 +78,8 @@ def render_text(report: dict, *, color: bool = False, width: int | None = None, 
     out.append(f"diagdisk {report['tool']['version']}: {report['input']}")
     inferred = " (syslog years inferred from the report date)" if span.get("years_inferred") else ""
     out.append(f"host {host.get('hostname') or '?'}, kernel {host.get('kernel') or '?'}, "
-               f"events {_short_time(span.get('first')) or '?'} .. {_short_time(span.get('last')) or '?'}{inferred}")
-    out += _coverage_lines(report.get("coverage"))
+               f"events {_event_span(span, report.get('coverage'))}{inferred}")
+    out += _coverage_lines(report.get("coverage"), said=set(map(str, verdict.get("reasons") or [])))
     if report.get("complete") is False:
         out.append("INCOMPLETE: part of the input could not be read; the verdict covers what was read "
                    "(warnings under Sources)")
@@ -113,7 +133,7 @@ def render_text(report: dict, *, color: bool = False, width: int | None = None, 
     out.append("Sources")
     quiet = []
     for s in report["sources"]:
-        if not (s["lines"] or s["events"] or s["unparsed_candidates"] or s["warnings"]):
+        if not (s["lines"] or s["events"] or s["unparsed_candidates"] or s["warnings"] or s.get("notes")):
             quiet.append(s["path"])  # the date, hostname, a manifest, smartctl JSON: read, nothing to count
             continue
         extra = f", {s['unparsed_candidates']} unparsed candidate lines" if s["unparsed_candidates"] else ""
@@ -122,10 +142,12 @@ def render_text(report: dict, *, color: bool = False, width: int | None = None, 
         for sample in s.get("unparsed_samples", [])[:3]:
             out.append(f"    unparsed {s['path']}:{sample['line']}: {clip(sample['text'], 160)}")
         out += _warning_lines(s["warnings"], "    warning: ")
+        out += _warning_lines(s.get("notes") or [], "    note: ")
     if quiet:
         out.append(f"  also read: {', '.join(quiet)}")
-    if report["missing_sources"]:
-        out.append(f"  not present: {', '.join(report['missing_sources'])}")
+    missing = not_listed_in_coverage(report)
+    if missing:
+        out.append(f"  not present: {', '.join(missing)}")
     out += _warning_lines(report.get("warnings", []), "  warning: ")
     out += _warning_lines(report.get("notes", []), "  note: ")
     lines = [escape_control(line) for line in out]
@@ -134,8 +156,17 @@ def render_text(report: dict, *, color: bool = False, width: int | None = None, 
     return "\n".join([_colored_verdict(first, report, color), *lines]) + "\n"
 
 
-def _coverage_lines(coverage: dict | None) -> list[str]:
-    """What the verdict stands on: the kernel log lines read and their span, SMART, what was not read."""
+def not_listed_in_coverage(report: dict) -> list[str]:
+    """The expected sources missing from the input that the coverage lines do not already name
+    (they name each one the verdict would have read): each is said once."""
+    named = {str(gap.get("what")) for gap in ((report.get("coverage") or {}).get("not_read") or [])
+             if isinstance(gap, dict)}
+    return [path for path in report.get("missing_sources") or [] if path not in named]
+
+
+def _coverage_lines(coverage: dict | None, said: set[str] = frozenset()) -> list[str]:
+    """What the verdict stands on: the kernel log lines read and their span, SMART, what was not
+    read (but for what the verdict's reasons above already `said`)."""
     if not isinstance(coverage, dict):
         return []
     kernel = coverage.get("kernel_log") or {}
@@ -161,7 +192,7 @@ def _coverage_lines(coverage: dict | None) -> list[str]:
     if window:
         out.append(f"  window: {_short_time(window.get('since')) or 'start'} .. {_short_time(window.get('until')) or 'end'}"
                    " (events outside it left out)")
-    not_read = coverage.get("not_read") or []
+    not_read = [gap for gap in coverage.get("not_read") or [] if f"{gap.get('what')}: {gap.get('why')}" not in said]
     for gap in not_read[:MAX_NOT_READ_SHOWN]:
         out.append(f"  not read: {gap.get('what')}: {gap.get('why')}")
     if len(not_read) > MAX_NOT_READ_SHOWN:

@@ -406,8 +406,22 @@ def parse_smartctl_text(text: str, source_name: str) -> SmartReport:
             report.error_log_entries = 0
     if saw_self_test:
         report.self_tests_failed = self_tests_failed
+    if report.device is None or report.device.startswith("<"):
+        # a paste or stdin: the file's name names no disk; the text may (the command that printed
+        # it, an error about the device), else its serial number does
+        report.device = _device_in_text(text) or report.serial or report.device
     _apply_policy(report)
     return report
+
+
+# "# smartctl -a /dev/sdb", "smartctl -x -d megaraid,2 /dev/sda", "/dev/sdb: Unable to detect device
+# type", "Smartctl open device: /dev/sdb failed"
+_DEVICE_IN_TEXT = re.compile(r"(?:smartctl\b[^\n]*?\s|^|open device: )/dev/([\w][\w/.-]*)", re.M | re.I)
+
+
+def _device_in_text(text: str) -> str | None:
+    match = _DEVICE_IN_TEXT.search(text, 0, 1 << 16)
+    return match.group(1) if match else None
 
 
 def _is_prefail_text(fields: dict[str, Any]) -> bool:

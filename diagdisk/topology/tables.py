@@ -237,6 +237,10 @@ def _custom_column_row(columns: list[str], line: str) -> ScsiDevice | None:
                       majmin=values.get("MAJ:MIN"))
 
 
+_PCI_VENDOR_ID = re.compile(r"0x[0-9a-fA-F]{4}")
+_PCI_VENDOR_DISKS = {"0x1af4": "virtio disk"}   # the PCI vendor id virtio devices carry
+
+
 def _lsblk_device(values: dict[str, Any]) -> ScsiDevice | None:
     """A whole disk from one device's columns (keys upper-case as -P prints them); None otherwise."""
     def text(key: str) -> str | None:
@@ -247,8 +251,13 @@ def _lsblk_device(values: dict[str, Any]) -> ScsiDevice | None:
 
     if text("TYPE") not in (*_WHOLE_DISK_TYPES, None):
         return None
-    return ScsiDevice(hctl=text("HCTL") or "", name=text("NAME") or text("KNAME"), vendor=text("VENDOR"),
-                      model=text("MODEL"), revision=text("REV"), serial=text("SERIAL"), wwn=text("WWN"),
+    vendor, model = text("VENDOR"), text("MODEL")
+    if vendor is not None and _PCI_VENDOR_ID.fullmatch(vendor):
+        # lsblk shows a virtio disk's /sys/block/vdX/device/vendor: the PCI vendor id of virtio
+        # (0x1af4), no vendor's name; such a disk has no model of its own either
+        vendor, model = None, model or _PCI_VENDOR_DISKS.get(vendor.lower())
+    return ScsiDevice(hctl=text("HCTL") or "", name=text("NAME") or text("KNAME"), vendor=vendor,
+                      model=model, revision=text("REV"), serial=text("SERIAL"), wwn=text("WWN"),
                       size=text("SIZE"), type=text("TYPE"), majmin=text("MAJ:MIN") or text("MAJ_MIN"))
 
 

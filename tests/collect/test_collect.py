@@ -382,7 +382,7 @@ def test_read_only_output_location_exits_2(world_dir, frozen_clock):
     result = run_unprivileged(["--root", root, "-o", read_only / "b.tar.gz"], world_dir)
     assert result["exit_code"] == 2
     lines = result["stderr"].strip().splitlines()
-    assert lines == [f"diagdisk: error: cannot write bundle {read_only / 'b.tar.gz'}: Permission denied"]
+    assert lines == [f"diagdisk: error: cannot write bundle b.tar.gz in the folder {read_only}: Permission denied"]
     assert list(read_only.iterdir()) == []
 
 

@@ -24,9 +24,9 @@ if ORACLE is None:
     pytest.skip("sg_decode_sense not installed (apt package sg3-utils)", allow_module_level=True)
 
 BUFFERS_PER_FORMAT = 200
-# The kernel table (our source) keeps T10's placeholder "Obsolete" where sg3_utils keeps the old
-# wording with "(obs)"; the codes and meaning agree.
-KNOWN_WORDING_DIFFERENCES = {(0x20, 0x05), (0x24, 0x02), (0x24, 0x03)}
+# T10 withdrew these: the kernel table says "Obsolete", sg3_utils and we say what they meant, marked
+# "(obs)" there and "(obsolete)" here.
+OBSOLETE_CODES = {(0x20, 0x05), (0x24, 0x02), (0x24, 0x03)}
 
 
 def _normalize(text):
@@ -89,8 +89,9 @@ def _parse_oracle(output):
 
 
 def _texts_agree(asc, ascq, ours, theirs):
-    if (asc, ascq) in KNOWN_WORDING_DIFFERENCES:
-        return "(obs)" in theirs
+    if (asc, ascq) in OBSOLETE_CODES:
+        return ours.endswith(" (obsolete)") and theirs.endswith(" (obs)") and \
+            _normalize(ours.removesuffix(" (obsolete)")) == _normalize(theirs.removesuffix(" (obs)"))
     if ours == VENDOR_SPECIFIC:
         return "vendor specific" in theirs.lower()
     if (asc, ascq) not in table().exact:
@@ -118,3 +119,11 @@ def test_agrees_with_sg_decode_sense(make):
         if problems:
             disagreements.append(f"{buffer.hex(' ')}: {'; '.join(problems)}")
     assert not disagreements, "\n".join(disagreements[:20])
+
+
+@pytest.mark.parametrize("asc, ascq", sorted(OBSOLETE_CODES))
+def test_an_obsolete_code_shows_its_historic_meaning_as_sg3_utils_does(asc, ascq):
+    buffer = bytes([0x70, 0, 0x05, 0, 0, 0, 0, 10, 0, 0, 0, 0, asc, ascq, 0, 0, 0, 0])
+    ours = decode_sense(buffer).description
+    _, theirs, _ = _parse_oracle(_oracle(buffer))
+    assert ours != "Obsolete" and _texts_agree(asc, ascq, ours, theirs), (ours, theirs)

@@ -94,7 +94,7 @@ def test_rules_list_shows_every_built_in_rule_and_a_users_own(tmp_path):
     (tmp_path / "mine/DD901_sdb.yml").write_text(USER_RULE)
     listed = _cli("rules", "list", "--rules", str(tmp_path / "mine"))
     assert listed.exit_code == 0
-    ids = [line.split()[0] for line in listed.output.splitlines()]
+    ids = [line.split()[0] for line in listed.output.splitlines()[1:]]   # under the header
     assert ids == [r.id for r in RULES] + ["DD901"]
 
 
@@ -129,7 +129,8 @@ def test_analyze_with_a_users_rule_folder_finds_what_it_selects(tmp_path):
     log.write_text(MEDIUM)
     result = _cli("analyze", str(log), "--format", "json", "--rules", str(tmp_path / "mine"))
     import json
-    rules = {f["rule"] for f in json.loads(result.output)["findings"]}
+    (report,) = json.loads(result.output)["reports"]
+    rules = {f["rule"] for f in report["findings"]}
     assert {"DD901", "DD101"} <= rules
 
 
@@ -177,3 +178,36 @@ def test_md_grouping_gathers_the_members_of_one_array(tmp_path):
                    "Mar  2 18:07:19 db1 kernel: md/raid1:md1: Disk failure on sdd1, disabling device.\n")
     findings = evaluate_rule(load_rule_file(path), build_context(analyze([str(log)], jobs=1)))
     assert [f["suspect"]["device"] for f in findings] == ["md0"]
+
+
+def test_rules_check_refuses_an_id_a_built_in_rule_has_as_analyze_does(tmp_path):
+    clash = tmp_path / "DD101_mine.yml"
+    clash.write_text(USER_RULE.replace("DD901", "DD101"))
+    result = _cli("rules", "check", str(clash))
+    assert result.exit_code == 2 and f"{clash}: rule id DD101 is the built-in rule" in result.output
+    (tmp_path / "mine").mkdir()
+    clash.rename(tmp_path / "mine" / clash.name)
+    analyzed = _cli("analyze", str(tmp_path / "mine" / clash.name), "--rules", str(tmp_path / "mine"))
+    assert analyzed.exit_code == 2   # what check now says before analyze does
+    built_in = next(r for r in RULES if r.id == "DD101")
+    assert _cli("rules", "check", str(built_in.path)).output == "1 rules ok\n"   # a built-in file is itself
+
+
+def test_rules_check_and_test_take_a_folder(tmp_path):
+    (tmp_path / "mine").mkdir()
+    (tmp_path / "mine/DD901_sdb.yml").write_text(USER_RULE)
+    (tmp_path / "mine/more").mkdir()
+    (tmp_path / "mine/more/DD905_sdb.yml").write_text(USER_RULE.replace("DD901", "DD905"))
+    checked = _cli("rules", "check", str(tmp_path / "mine"))
+    assert checked.exit_code == 0 and checked.output == "2 rules ok\n"
+    assert _cli("rules", "test", str(tmp_path / "mine")).output == "DD901: ok\nDD905: ok\n"
+    (tmp_path / "empty").mkdir()
+    empty = _cli("rules", "check", str(tmp_path / "empty"))
+    assert empty.exit_code == 2 and "no rule file" in empty.output
+    assert _cli("rules", "check", str(RULES[0].path.parents[1])).output == f"{len(RULES)} rules ok\n"
+
+
+def test_rules_list_has_a_header():
+    lines = _cli("rules", "list").output.splitlines()
+    assert lines[0].split() == ["id", "severity", "fru", "title"]
+    assert [line.split()[0] for line in lines[1:]] == [r.id for r in RULES]

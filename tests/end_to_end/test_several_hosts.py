@@ -28,7 +28,15 @@ def run(*args):
 def alone(path) -> dict:
     result = run("analyze", path, "--format", "json", "-j", "1")
     assert result.exit_code == 0, result.stderr
-    return json.loads(result.stdout)
+    (report,) = reports_of(result)
+    return report
+
+
+def reports_of(result) -> list[dict]:
+    """The reports `--format json` printed: one shape for one host or many."""
+    document = json.loads(result.stdout)
+    assert document["schema"] == "diagdisk.reports/1"
+    return document["reports"]
 
 
 def comparable(report: dict) -> dict:
@@ -48,7 +56,7 @@ def make_archive(folder: Path, archive: Path, top: str) -> Path:
 def test_two_sosreports_give_two_reports_each_as_if_alone():
     result = run("analyze", DEMO, NVME, "--format", "json", "-j", "1")
     assert result.exit_code == 0, result.stderr
-    reports = json.loads(result.stdout)
+    reports = reports_of(result)
     assert [r["host"]["hostname"] for r in reports] == ["pgdb02", "ws-build7"]
     assert [r["input"] for r in reports] == [str(DEMO), str(NVME)]
     assert comparable(reports[0]) == comparable(alone(DEMO))
@@ -71,7 +79,7 @@ def test_text_gives_one_block_per_host_each_opened_by_its_verdict():
 def test_a_folder_of_thirteen_sosreports_gives_thirteen_reports_and_reads_no_readme():
     result = run("analyze", SAMPLES, "--format", "json", "-j", "1")
     assert result.exit_code == 0, result.stderr
-    reports = json.loads(result.stdout)
+    reports = reports_of(result)
     samples = sorted(path for path in SAMPLES.iterdir() if path.is_dir())
     assert sorted(r["input"] for r in reports) == [str(path) for path in samples]
     for report in reports:
@@ -125,7 +133,8 @@ def test_one_host_with_o_file_still_writes_one_report(tmp_path):
     target = tmp_path / "r.json"
     result = run("analyze", DEMO, "--format", "json", "-o", target, "-j", "1")
     assert result.exit_code == 0, result.stderr
-    assert json.loads(target.read_text())["host"]["hostname"] == "pgdb02"
+    (report,) = json.loads(target.read_text())["reports"]
+    assert report["host"]["hostname"] == "pgdb02"
 
 
 def test_a_sosreport_and_a_pasted_log_of_its_host_still_merge(tmp_path):
@@ -134,8 +143,7 @@ def test_a_sosreport_and_a_pasted_log_of_its_host_still_merge(tmp_path):
                       "Medium Error [current] [descriptor]\n")
     result = run("analyze", DEMO, pasted, "--format", "json", "-j", "1")
     assert result.exit_code == 0, result.stderr
-    report = json.loads(result.stdout)
-    assert isinstance(report, dict)
+    (report,) = reports_of(result)    # one host: one report
     assert report["input"] == f"{DEMO}, {pasted}"
     assert report["time_span"]["last"].startswith("2024-03-19T05:00:00")
 
@@ -156,7 +164,7 @@ def test_year_less_logs_are_dated_with_their_own_hosts_year(tmp_path):
     new = _yearless_sosreport(tmp_path / "new", "newhost", "Wed Mar  6 10:00:00 UTC 2024")
     result = run("analyze", new, old, "--format", "json", "-j", "1")
     assert result.exit_code == 0, result.stderr
-    years = {r["host"]["hostname"]: r["time_span"]["first"][:4] for r in json.loads(result.stdout)}
+    years = {r["host"]["hostname"]: r["time_span"]["first"][:4] for r in reports_of(result)}
     assert years == {"newhost": "2024", "oldhost": "2019"}
 
 
@@ -186,3 +194,11 @@ def test_host_labels_from_folder_names_reach_the_terminal_escaped(tmp_path):
     headline = next(line for line in result.stdout.splitlines() if line.startswith("=== case"))
     assert "\x1b" not in headline and "\x07" not in headline
     assert headline.startswith("=== case\\x1b]0;owned\\x07\\x1b[2J: HEALTHY")
+
+
+def test_brief_over_several_hosts_is_one_verdict_line_a_host():
+    result = run("analyze", DEMO, NVME, "--brief", "-j", "1")
+    assert result.exit_code == 0, result.stderr
+    lines = result.stdout.split("\n")
+    assert lines[-1] == "" and len(lines) == 3
+    assert lines[0].startswith("=== pgdb02: FAILURE: ") and lines[1].startswith("=== ws-build7: FAILURE: ")

@@ -104,7 +104,7 @@ def test_each_report_is_what_analyze_gives_for_that_input_alone(serial):
     for row in analysed.itertuples():
         fleet_report = json.loads((out / row.report_file).read_text())
         result = CliRunner().invoke(main, ["analyze", row.input, "--format", "json", "-j", "1"])
-        alone = json.loads(result.stdout)
+        (alone,) = json.loads(result.stdout)["reports"]
         fleet_report.pop("generated"), alone.pop("generated")
         # inputs of one content (a bundle copied under two names) share the report of the first
         same_content = sorted(fleet.input[fleet.content_hash == row.content_hash])

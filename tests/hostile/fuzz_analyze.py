@@ -424,7 +424,7 @@ def check_run(input_path: Path, sandbox: Path, output_format: str = "json",
     elif report.exists():
         text = report.read_text()
         if output_format == "json":
-            document = json.loads(text)
+            (document,) = json.loads(text)["reports"]
             expected = {ExitCode.OK: True, ExitCode.PARTIAL: False}.get(code, document.get("complete"))
             if document.get("complete") is not expected:
                 problems.append(f"exit {code} but complete={document.get('complete')}")

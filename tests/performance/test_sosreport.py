@@ -120,7 +120,8 @@ def test_pasted_iostat_on_stdin():
     result = subprocess.run([sys.executable, "-m", "diagdisk", "analyze", "-", "--format", "json"], input=text,
                             capture_output=True, text=True, cwd=ROOT)
     assert result.returncode in (0, 3), result.stderr
-    performance = json.loads(result.stdout)["performance"]
+    (report,) = json.loads(result.stdout)["reports"]
+    performance = report["performance"]
     verdicts = {(f["verdict"], f["device"]) for f in performance["findings"]}
     assert verdicts == {("saturated", "sdj"), ("host-side queueing", "sdj")}
     queueing = next(f for f in performance["findings"] if f["verdict"] == "host-side queueing")
