@@ -23,8 +23,8 @@ _SPEC.loader.exec_module(real_lines)
 
 # Shares of the tune part read as labelled, as measured when the catalogue was gathered (main's
 # grammars then); a change may only raise them.
-TUNE_ERROR_FLOOR = 0.0
-TUNE_BENIGN_FLOOR = 0.0
+TUNE_ERROR_FLOOR = 0.60
+TUNE_BENIGN_FLOOR = 0.83
 
 TUNE = real_lines.load("tune")
 
