@@ -38,7 +38,7 @@ def test_reaching_the_cap_is_a_partial_report_exit_3(many_errors):
     result = run("analyze", many_errors, "--max-events", "3", "--format", "json")
     assert result.exit_code == ExitCode.PARTIAL, result.output
     assert "internal error" not in result.stderr
-    report = json.loads(result.stdout)
+    report = json.loads(result.stdout)["reports"][0]
     assert report["complete"] is False
     (warning,) = [w for source in report["sources"] for w in source["warnings"]]
     assert "over 3 distinct events held for this source" in warning and "--max-events" in warning
@@ -48,7 +48,7 @@ def test_reaching_the_cap_is_a_partial_report_exit_3(many_errors):
 def test_a_capped_sample_still_gets_a_verdict():
     result = run("analyze", DEMO, "--max-events", "2", "--format", "json")
     assert result.exit_code == ExitCode.PARTIAL, result.output
-    report = json.loads(result.stdout)
+    report = json.loads(result.stdout)["reports"][0]
     assert report["complete"] is False and report["verdict"]["status"]
 
 
@@ -63,4 +63,4 @@ def test_events_stops_at_the_cap_and_exits_3(many_errors):
 def test_a_cap_not_reached_changes_nothing(many_errors):
     capped = run("analyze", many_errors, "--max-events", "1000", "--format", "json")
     assert capped.exit_code == ExitCode.OK, capped.output
-    assert json.loads(capped.stdout)["complete"] is True
+    assert json.loads(capped.stdout)["reports"][0]["complete"] is True

@@ -51,7 +51,7 @@ def test_performance_data_alone_answers_the_performance_question(slow_member):
 
 
 def test_json_findings_and_verdict_hold_the_performance_findings(slow_member):
-    report = json.loads(run("analyze", *slow_member, "--format", "json"))
+    report = json.loads(run("analyze", *slow_member, "--format", "json"))["reports"][0]
     SCHEMA.validate(report)
     verdict = report["verdict"]
     assert verdict["label"] == "SLOW MEMBER" and verdict["status"] == "suspect"
@@ -69,14 +69,14 @@ def test_no_problem_in_the_samples_is_said_with_what_was_read():
     first = run("analyze", fixture, "--brief").strip()
     assert first.startswith("NOT SATURATED: no device saturated or slow in 4 samples of 1 device")
     assert first.endswith("no kernel log was given")
-    report = json.loads(run("analyze", fixture, "--format", "json"))
+    report = json.loads(run("analyze", fixture, "--format", "json"))["reports"][0]
     SCHEMA.validate(report)
     assert report["verdict"]["status"] == "inconclusive"   # no hardware verdict without a kernel log
     assert [f["rule"] for f in report["findings"]] == ["DD612"]
 
 
 def test_a_hardware_failure_stays_first_and_the_performance_findings_are_listed(slow_member):
-    report = json.loads(run("analyze", REPO / "samples/demo-sosreport", slow_member[0], "--format", "json"))
+    report = json.loads(run("analyze", REPO / "samples/demo-sosreport", slow_member[0], "--format", "json"))["reports"][0]
     SCHEMA.validate(report)
     verdict = report["verdict"]
     assert verdict["status"] == "failure" and "label" not in verdict
