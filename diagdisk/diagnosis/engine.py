@@ -460,27 +460,16 @@ _HOST_UNIT = re.compile(r"host\d+")
 
 
 def _settle_common_cause(finding: dict, group: list[dict], rows: list[dict]) -> None:
-    """Several units behind one part failed together. The part is the suspect unless a unit spoke
-    for itself first (device-originated errors before the shared trouble began: the first to fail in
-    a cascade is the cause). Confidence grows with the units and falls with those that also report
-    their own media errors."""
+    """Several units behind one part failed together: the finding lists them, and those that also
+    report errors of their own. Who failed first, and when, is the weighing's to judge (units out
+    of step with the others count less toward the shared part: diagnosis/inference.py)."""
     units = sorted({row["unit"] for row in group} - {None})
     if not units:
         return
     unit_set = set(units)
-    own = [row for row in rows if row["unit"] in unit_set and row["origin"] == "device" and row["error_class"]]
-    starts = [row["t"] for row in group if not _missing(row.get("t"))]
-    shared_start = min(starts) if starts else None
-    spoke_first = shared_start is not None and any(
-        not _missing(row.get("t")) and row["t"] <= shared_start for row in own)
-    with_own = {row["unit"] for row in own}
-    base = finding["confidence"]
-    grown = base + (1 - base) * min(len(units) - 2, 4) / 8 if len(units) >= 2 else base
-    finding["confidence"] = round(grown * (1 - 0.5 * len(with_own) / len(units)), 4)
+    own = {row["unit"] for row in rows if row["unit"] in unit_set and row["origin"] == "device" and row["error_class"]}
     finding["units_failing"] = units
-    finding["units_with_own_errors"] = sorted(with_own)
-    if spoke_first:
-        finding["consequence"] = True
+    finding["units_with_own_errors"] = sorted(own)
 
 
 def _missing(value) -> bool:
@@ -813,6 +802,9 @@ def _verdict(ranked: list[dict], findings: list[dict], analysis, unexplained: li
         summary = f"{verb} {label}: {'; '.join(reasons)}{arrays}; confidence {top['confidence']:.2f}"
         if top.get("md_arrays"):
             reasons.append(f"member of md arrays {', '.join(top['md_arrays'])}")
+        for other in ranked[1:2]:
+            # the likeliest explanation holds two concurrent faults: name the second part too
+            reasons.append(f"and a second fault: {other['fru']} {_suspect_label(other)}, confidence {other['confidence']:.2f}")
     elif loose:
         statuses.append("unexplained")
         headline, summary, suspects = _unexplained_verdict(loose)

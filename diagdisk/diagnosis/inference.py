@@ -576,6 +576,10 @@ def why_not(problem: Problem, best: Explanation, other: Explanation) -> str:
     if not best.parts:
         return "its evidence is weaker than what the same logs show on healthy machines"
     missing = best_groups - other_groups
+    if set(other.parts) < set(best.parts):
+        left = [h for h in best.parts if h not in other.parts]
+        return ("it leaves out " + " and ".join(name_of(h) for h in left)
+                + ", whose own errors the others explain poorly")
     if set(best.parts) < set(other.parts):
         extra = other_groups - best_groups
         return ("a second fault at the same time explains nothing more" if not extra else
