@@ -129,3 +129,17 @@ def test_fit_never_lowers_the_objective_and_writes_weights_that_read_back(tmp_pa
 def test_the_committed_weights_say_where_they_come_from():
     provenance = load_weights().provenance
     assert provenance.get("tune_cases", 0) > 100 and "tune" in provenance["source"]
+
+
+def test_a_disk_that_spoke_first_and_hung_its_neighbours_is_the_disk(tmp_path):
+    """The rule sees two units time out together (DD310's pattern); the weighing still names the disk
+    whose medium error came first, not the controller they share."""
+    from diagdisk.diagnosis.analysis import analyze
+    from diagdisk.diagnosis.engine import evaluate_rules, load_rules
+    log = tmp_path / "dmesg"
+    log.write_text("[ 4990.000] sd 2:0:1:0: [sdb] tag#3 Sense Key : Medium Error [current]\n"
+                   "[ 4990.001] sd 2:0:1:0: [sdb] tag#3 Add. Sense: Unrecovered read error\n"
+                   "[ 5000.100] sd 2:0:1:0: [sdb] tag#4 FAILED Result: hostbyte=DID_TIME_OUT driverbyte=DRIVER_OK\n"
+                   "[ 5001.100] sd 2:0:2:0: [sdc] tag#5 FAILED Result: hostbyte=DID_TIME_OUT driverbyte=DRIVER_OK\n")
+    _, verdict = evaluate_rules(load_rules(), analyze([str(log)], jobs=1))
+    assert (verdict["suspects"][0]["fru"], verdict["suspects"][0]["device"]) == ("disk", "sdb")
