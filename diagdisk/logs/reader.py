@@ -355,7 +355,9 @@ class LogReader:
         for cut in cuts:
             head = self.parser.parse(message[:cut].rstrip(), families)
             tail = self.parser.parse(message[cut:], families)
-            if head is not None and tail is not None:
+            # two messages only when each half says what happened: a half only a driver's name
+            # starts (unclassified) is part of the message the whole line is
+            if head is not None and tail is not None and (whole is None or "unclassified" not in (head["kind"], tail["kind"])):
                 return [head, tail]
             # a head that only names a device says nothing of what the rest of the line reports
             if whole is None and head is not None and head["kind"] != "scsi_context":
