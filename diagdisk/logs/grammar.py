@@ -400,7 +400,7 @@ CONVERTERS: dict[str, Callable[[str], dict]] = {
     **{name: (lambda n: lambda t: _device_prefix_fields(n, t))(name)
        for name in ("DEV_SCSI", "DEV_SCSI_HOST", "DEV_ATA", "DEV_NVME", "DEV_MD", "DEV_USB", "DEV_PCI",
                     "DEV_ADAPTER", "DEV_IDE", "DEV_FS")},
-    "BODY": lambda t: _body_fields(t.strip()),
+    **dict.fromkeys(("BODY", "FAILED_RESET_TEXT", "ABORT_TEXT", "TIMEOUT_TEXT", "RESET_TEXT"), lambda t: _body_fields(t.strip())),
     # -- family converters below (one line each; keep names equal to the terminal) --
     # -- section: scsi, block, buffer heads --
     "TAPEDEV": lambda t: {"device": t},
