@@ -52,14 +52,14 @@ def nexus_fields(text: str) -> dict:
 
 def ql_log_fields(text: str) -> dict:
     """qla2xxx's ql_log prefix "qla2xxx [0000:05:00.0]-500b:10:" (ql_log_pci: "-001d: :", no host)."""
-    m = re.match(r"(\w+) \[([0-9a-fA-F:.]+)\]-[0-9a-fA-F]{4}:(\d+)?", text)
+    m = re.match(r"(\w+) \[([0-9a-fA-F:.]+)\]-([0-9a-fA-F]{4}):(\d+)?", text)
     if m is None:
         raise DecodeError(f"not a qla2xxx message prefix: {text!r}")
-    fields = {"driver": m[1]}
+    fields = {"driver": m[1], "msg_id": m[3].lower()}
     if m[2] != "0000:00:00.0":  # what ql_dbg_prefix prints when the message has no PCI device
         fields["pci"] = m[2].lower()
-    if m[3]:
-        fields["host"] = int(m[3])
+    if m[4]:
+        fields["host"] = int(m[4])
     return fields
 
 

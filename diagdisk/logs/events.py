@@ -46,6 +46,8 @@ EVENT_FIELDS: dict[str, tuple[type, str]] = {
     "adapter": (str, "controller instance as its driver names it (mpt2sas_cm0)"),
     "scmd": (str, "address of the SCSI command in hex, as printed: ties one command's error-handling lines"),
     "driver": (str, "driver that printed the message when it names itself (mpt2sas, hpsa, uas)"),
+    "msg_id": (str, "the number a driver gives its message (lpfc 0203, qla2xxx 801c): the message "
+                    "whatever words a driver release prints"),
     # SCSI detail
     "sense_key": (int, "SCSI sense key 0..15"),
     "asc": (int, "additional sense code"),
@@ -97,6 +99,7 @@ EVENT_FIELDS: dict[str, tuple[type, str]] = {
     # counts
     "repeat": (int, "how many identical messages this event stands for"),
     "text": (str, "free text the message carries (an error name, a filesystem function)"),
+    "suppressed": (int, "how many messages of the source a rate-limit summary names were dropped from the log"),
     # adapters, transports and enclosures
     "sas_address": (str, "SAS address of a device or expander (0x5000c50012345678)"),
     "phy": (int, "PHY number on an adapter or expander"),
@@ -157,6 +160,9 @@ EVENT_KINDS: dict[str, str] = {
     "dm_error": "a device-mapper target other than multipath paths reported an error (raid, thin, crypt, snapshot, integrity)",
     "hung_task": "a task blocked on I/O for longer than the hung-task timeout",
     "machine": "the machine around the storage: a hypervisor or cloud underneath (detail hypervisor, paravirt, dmi), a suspend or a resume",
+    "smart_alert": "smartd saw a drive's SMART health change for the worse (detail: pending_sectors, "
+                   "offline_uncorrectable, health_failed, attribute_failed, error_log, self_test, "
+                   "critical_warning, temperature)",
     "unclassified": "a line that starts with a storage device's prefix, whose text no grammar knows: kept, counted and shown",
 }
 

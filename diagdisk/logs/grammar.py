@@ -19,7 +19,7 @@ import yaml
 from lark import Lark, Token, Tree
 from lark.exceptions import LarkError
 
-from ..decode import adapters, devnames
+from ..decode import adapters, devnames, drivers
 from ..errors import DiagdiskError, NumberOutOfRange, bounded
 from .events import EVENT_KINDS, split_alias
 from ..larkbuild import build_lark
@@ -196,6 +196,9 @@ def _named_blockdev(name: str) -> dict:
     return _blockdev_fields(name) if _BLOCKDEV_NAME.fullmatch(name) else {}
 
 
+_PCI_FUNCTION = re.compile(r"[0-9a-fA-F]{4}:[0-9a-fA-F]{2}:[0-9a-fA-F]{2}\.[0-7]")
+
+
 def _device_prefix_fields(terminal: str, text: str) -> dict:
     """The identity a storage device prefix shows (grammars/device.lark), whatever the body says."""
     text = text.rstrip(":").strip()
@@ -222,10 +225,12 @@ def _device_prefix_fields(terminal: str, text: str) -> dict:
         driver, address = text.split(" ", 1)
         return {"driver": driver, "usb_port": address.split(":")[0]}
     if terminal == "DEV_PCI":
-        driver, pci = text.rsplit(" ", 1)
-        return {"driver": driver, "pci": pci}
+        driver, place = text.split(" ", 1)
+        if _PCI_FUNCTION.fullmatch(place):
+            return {"driver": drivers.module_name(driver), "pci": place}
+        return {"driver": drivers.module_name(driver), "adapter": place}
     if terminal == "DEV_IDE":
-        return {"device": text} if text.startswith("hd") else {"adapter": text, "driver": "ide"}
+        return {"device": text}
     if terminal == "DEV_FS":
         name = re.search(r"\((?:device )?([a-z0-9-]+)", text)[1]
         return _named_blockdev(name) or {"text": name}
@@ -234,9 +239,9 @@ def _device_prefix_fields(terminal: str, text: str) -> dict:
 
 def _adapter_prefix_fields(text: str) -> dict:
     """Adapters and transports that print their own name (grammars/device.lark DEV_ADAPTER)."""
-    m = re.fullmatch(r"qla2xxx \[([0-9a-fA-F:.]+)\]-[0-9a-fA-F]{4}:(\d*)", text)
+    m = re.fullmatch(r"qla2xxx \[([0-9a-fA-F:.]+)\]-([0-9a-fA-F]{4}):(\d*)", text)
     if m:
-        return {"driver": "qla2xxx", "pci": m[1], **({"host": int(m[2])} if m[2] else {})}
+        return {"driver": "qla2xxx", "pci": m[1], "msg_id": m[2].lower(), **({"host": int(m[3])} if m[3] else {})}
     m = re.fullmatch(r"connection(\d+):(\d+)", text)
     if m:
         return {"iscsi_conn": f"{m[1]}:{m[2]}", "iscsi_session": int(m[1])}
@@ -258,8 +263,62 @@ def _adapter_prefix_fields(text: str) -> dict:
     if text.startswith("cciss/"):
         return {"driver": "cciss", "device": text}
     adapter = text.split(":")[0]
-    driver = re.sub(r"(?:_cm)?\d+$", "", adapter).lower()
-    return {"adapter": adapter, "driver": {"aac": "aacraid", "sym": "sym53c8xx"}.get(driver, driver)}
+    driver = drivers.module_name(re.sub(r"(?:_cm)?\d+$", "", adapter).lower())
+    if adapter.lower() == driver or drivers.module_name(adapter) == driver:
+        return {"driver": driver}  # the driver names itself, not one of its adapters ("dc395x: ")
+    return {"adapter": adapter, "driver": driver}
+
+
+# lpfc's "<board>:[(<vport>):]<message number> <text>" (lpfc_printf_log/lpfc_printf_vlog): the number
+# names the message whatever words a driver release gives it
+_LPFC_MESSAGE = re.compile(r"\d+:(?:\(\d+\):)?(\d{4}) ")
+
+
+def _body_fields(text: str) -> dict:
+    """The text of a line no family grammar reads, and the number its driver gave the message."""
+    m = _LPFC_MESSAGE.match(text)
+    return {"text": text, "msg_id": m[1]} if m else {"text": text}
+
+
+def _raw_sense_fields(data: list[int]) -> dict:
+    """Sense bytes as 2.4's "Raw sense data:" printed them: the key, ASC and ASCQ where the
+    response code (fixed 70h/71h, descriptor 72h/73h) puts them (SPC-4 4.5)."""
+    fields: dict = {"sense_hex": " ".join(f"{b:02x}" for b in data)}
+    code = data[0] & 0x7F if data else None
+    if code in (0x70, 0x71) and len(data) > 2:
+        fields["sense_key"] = data[2] & 0x0F
+        if len(data) > 13:
+            fields.update(asc=data[12], ascq=data[13])
+    elif code in (0x72, 0x73) and len(data) > 3:
+        fields.update(sense_key=data[1] & 0x0F, asc=data[2], ascq=data[3])
+    if code in (0x71, 0x73):
+        fields["deferred"] = True
+    return fields
+
+
+def _suppressing_source_fields(text: str) -> dict:
+    """What a rate limiter names: a SCSI device's prefix ("sd 2:0:0:0") or a function's name."""
+    m = re.fullmatch(r"(?:sd|sr|st|ses|sg|scsi) (\d+:\d+:\d+:\d+)", text)
+    return _hctl_fields(m[1]) if m else {"text": text}
+
+
+def _daemon_device_fields(text: str) -> dict:
+    """A disk as a daemon names it: "/dev/sda [SAT]" (smartd), "/dev/sdb1" (mdadm), "/dev/nvme0";
+    any other text ("/dev/bus/0 [megaraid_disk_00]", "mismatches found: 128") is kept as text."""
+    name = text.split(" ", 1)[0].removeprefix("/dev/")
+    if re.fullmatch(r"nvme\d+", name):
+        return {"nvme_ctrl": name}
+    return _named_blockdev(name) or {"text": text}
+
+
+def _zed_field(text: str) -> dict:
+    """zed's key=value fields: the vdev's disk (vdev_path) and the pool (pool, pool_guid)."""
+    key, _, value = text.partition("=")
+    if key == "vdev_path":
+        return _daemon_device_fields(value) if value.startswith("/dev/") and "/" not in value[5:] else {"text": value}
+    if key in ("pool", "pool_guid"):
+        return {"text": value.strip("'")}
+    return {}
 
 
 # terminal name -> function(token text) -> dict of event fields
@@ -341,7 +400,7 @@ CONVERTERS: dict[str, Callable[[str], dict]] = {
     **{name: (lambda n: lambda t: _device_prefix_fields(n, t))(name)
        for name in ("DEV_SCSI", "DEV_SCSI_HOST", "DEV_ATA", "DEV_NVME", "DEV_MD", "DEV_USB", "DEV_PCI",
                     "DEV_ADAPTER", "DEV_IDE", "DEV_FS")},
-    "BODY": lambda t: {"text": t.strip()},
+    **dict.fromkeys(("BODY", "FAILED_RESET_TEXT", "ABORT_TEXT", "TIMEOUT_TEXT", "RESET_TEXT"), lambda t: _body_fields(t.strip())),
     # -- family converters below (one line each; keep names equal to the terminal) --
     # -- section: scsi, block, buffer heads --
     "TAPEDEV": lambda t: {"device": t},
@@ -352,6 +411,7 @@ CONVERTERS: dict[str, Callable[[str], dict]] = {
     # "sns = 70  3": the third sense byte, whose low nibble is the key (the high bits are FMK/EOM/ILI)
     "SENSE_KEY__BYTE2": lambda t: {"sense_key": int(t, 16) & 0xF},
     "SENSE_BYTES__DESCRIPTOR": lambda t: {"sense_hex": " ".join(t.split())},
+    "SENSE_BYTES__0X": lambda t: _raw_sense_fields([int(b, 16) for b in t.split()]),
     # 2.4 "scsi0 (0,1,0) : RESERVATION CONFLICT": channel, id, lun
     "CHANNEL_TARGET_LUN": lambda t: dict(zip(("channel", "target", "lun"), map(int, t.strip("()").split(",")))),
     # 2.4/2.6.9 sd "status=1, message=00, host=0, driver=08": status_byte() (status >> 1), host decimal
@@ -513,6 +573,7 @@ CONVERTERS: dict[str, Callable[[str], dict]] = {
     "QLA_MODEL": lambda t: {"model": t},
     "LPFC_DRIVER": lambda t: {"driver": "lpfc"},
     "BFA_DRIVER": lambda t: {"driver": "bfa"},
+    "LPFC_MESSAGE": lambda t: {"msg_id": t[-4:]},
     "LPFC_TARGET": lambda t: {"target": int(t)},
     "LPFC_LUN": lambda t: {"lun": int(t)},
     "LPFC_TARGET_LUN": san.target_lun_fields,
@@ -569,6 +630,20 @@ CONVERTERS: dict[str, Callable[[str], dict]] = {
     "XEN_VBD": lambda t: {"driver": "xen_blkfront", "adapter": t.split()[1]},
     "XEN_SETUP_STEP": lambda t: {"text": t},
     **{name: (lambda t: {"driver": "xen_scsifront"}) for name in ("XEN_SCSIFRONT", "XEN_SCSIFRONT_DISABLED")},
+    # -- section: userspace storage daemons (iscsid, smartd, mdadm, zed, dmeventd) --
+    "ISCSI_CONN": lambda t: {"iscsi_conn": t, "iscsi_session": bounded(t.split(":")[0], U32, "iSCSI session")},
+    "ISCSI_NAMED_CONN": lambda t: CONVERTERS["ISCSI_CONN"](t.removeprefix("connection")),
+    "ISCSI_ERROR": lambda t: {"text": t},
+    "ISCSI_PORTAL": lambda t: {"text": t},
+    "SMART_DEVICE": _daemon_device_fields,
+    "SMART_ATTRIBUTE": lambda t: {"text": t},
+    "MD_DEVICE": lambda t: {"md": t[5:]} if re.fullmatch(r"/dev/md\d+", t) else {"text": t},
+    "MD_COMPONENT": _daemon_device_fields,
+    "ZED_FIELD": _zed_field,
+    "LV_NAME": lambda t: {"dm": t},
+    # rate-limit summaries: the source that was limited, and how many of its messages are missing
+    "SUPPRESSING_SOURCE": lambda t: _suppressing_source_fields(t),
+    "SUPPRESSED": lambda t: {"suppressed": bounded(t, U32, "suppressed count")},
     # -- end of sections --
     # md "active with 1 out of 2 mirrors": the terminal only matches a short set, so a cached shape is never reused for a full one.
     "MD_ACTIVE_OF": lambda t: {"md_devices_left": bounded(t.split()[0], U32, "device count")},

@@ -383,7 +383,9 @@ class LogReader:
         for cut in cuts:
             head = self.parser.parse(message[:cut].rstrip(), families)
             tail = self.parser.parse(message[cut:], families)
-            if head is not None and tail is not None:
+            # two messages only when a family grammar reads each half: a half that only starts with
+            # a driver's name (the fallback's reading) is part of the message the whole line is
+            if head is not None and tail is not None and (whole is None or FALLBACK_FAMILY not in (head["family"], tail["family"])):
                 return [head, tail]
             # a head that only names a device says nothing of what the rest of the line reports
             if whole is None and head is not None and head["kind"] != "scsi_context":

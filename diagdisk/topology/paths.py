@@ -23,24 +23,8 @@ from __future__ import annotations
 import re
 from dataclasses import dataclass, field
 
-# driver (as the host line or dev_printk names it) -> transport
-_TRANSPORT_OF_DRIVER = [
-    (r"ahci|ata_\w+|sata_\w+|libata", "sata"),
-    (r"pata_\w+|ide|ide-\w+", "pata"),
-    (r"usb-storage|uas|ums\w*|[xeou]hci[_-]\w+|dwc\d\w*", "usb"),
-    (r"qla2xxx|lpfc|bfa|fnic|zfcp|mptfc|ibmvfc|qedf|csiostor", "fc"),
-    (r"iscsi\w*|be2iscsi|bnx2i|cxgb\di|qla4xxx|qedi|iSCSI.*", "iscsi"),
-    (r"storvsc\w*|hv_storvsc", "hyperv"),
-    (r"virtio\w*|Virtio.*", "virtio"),
-    (r"vmw_pvscsi", "pvscsi"),
-    (r"xen\w*|blkfront", "xen"),
-    (r"ibmvscsi\w*", "ibmvscsi"),
-    (r"nvme\w*", "nvme"),
-    (r"mpt[23]sas\w*|mptsas|megaraid\w*|megasas|hpsa|cciss|smartpqi|aacraid|isci|mvsas|pm80\w+|"
-     r"aic94xx|3w-\w+|arcmsr|esas2r|hptiop|mvumi|ips|sas", "sas"),
-    (r"mptspi|sym53c8xx\w*|sym-[\d.]+|aic7xxx|aic79xx|BusLogic|qla1280|advansys|initio|dc395x|53c700", "spi"),
-    (r"sbp2|firewire\w*", "firewire"),
-]
+from ..decode.drivers import module_name, transport_of_driver
+
 VIRTUAL_TRANSPORTS = frozenset({"hyperv", "virtio", "pvscsi", "xen", "ibmvscsi"})
 SAN_TRANSPORTS = frozenset({"fc", "iscsi"})
 # models and vendors of disks that only a hypervisor or a cloud presents
@@ -49,15 +33,6 @@ _VIRTUAL_MODEL = re.compile(r"QEMU|VBOX|VMware|Virtual disk|Virtual_disk|Msft|Vi
 # hardware RAID logical drives: the physical disks sit behind the controller, out of Linux's sight
 _RAID_VOLUME_MODEL = re.compile(r"LOGICAL VOLUME|PERC|MegaRAID|MR9\d{3}|RAID\s?\d|Smart Array|LSI MR|AVAGO MR"
                                 r"|SmartRAID|Adaptec|ServeRAID|Virtual Drive|LOGICAL|PRAID", re.I)
-
-
-def transport_of_driver(driver: str | None) -> str | None:
-    if not driver:
-        return None
-    for pattern, transport in _TRANSPORT_OF_DRIVER:
-        if re.fullmatch(pattern, driver):
-            return transport
-    return None
 
 
 @dataclass
@@ -395,7 +370,7 @@ class PathModel:
 
 def _driver_name(driver: str) -> str:
     """The driver as its module is named (megasas -> megaraid_sas)."""
-    return {"megasas": "megaraid_sas", "hv_storvsc": "storvsc"}.get(driver, driver)
+    return module_name(driver)
 
 
 def _host_range(hosts: set[int] | None) -> str | None:

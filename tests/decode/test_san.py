@@ -38,10 +38,11 @@ def test_the_drivers_nexus_notations(printed, fields):
 
 
 def test_ql_log_prefix_ties_the_pci_function_to_the_scsi_host():
-    assert san.ql_log_fields("qla2xxx [0000:05:00.0]-500b:10:") == {"driver": "qla2xxx", "pci": "0000:05:00.0", "host": 10}
-    assert san.ql_log_fields("qla2xxx [0000:05:00.0]-001d: :") == {"driver": "qla2xxx", "pci": "0000:05:00.0"}
+    assert san.ql_log_fields("qla2xxx [0000:05:00.0]-500b:10:") == {"driver": "qla2xxx", "pci": "0000:05:00.0", "host": 10,
+                                                                  "msg_id": "500b"}
+    assert san.ql_log_fields("qla2xxx [0000:05:00.0]-001d: :") == {"driver": "qla2xxx", "pci": "0000:05:00.0", "msg_id": "001d"}
     # ql_dbg_prefix prints a zero address when the message has no PCI device: it names none
-    assert san.ql_log_fields("qla2xxx [0000:00:00.0]-0005: :") == {"driver": "qla2xxx"}
+    assert san.ql_log_fields("qla2xxx [0000:00:00.0]-0005: :") == {"driver": "qla2xxx", "msg_id": "0005"}
 
 
 @pytest.mark.parametrize("printed,detail", [
