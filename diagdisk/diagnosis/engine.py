@@ -719,7 +719,10 @@ def _suspect_of(h, problem, context) -> dict:
             component = {"part": h.column, "key": h.key, "label": label} if h.key else None
         aliases = sorted(_aliases(records, suspect)) if records else []
         arrays = suspect.get("md_arrays", [])
+    groups = sorted((problem.groups[i] for i in h.groups), key=lambda g: -g.count)[:3]
+    what = "; ".join(f"{g.key[0]}: {str(g.key[1]).replace('_', ' ')} x{g.count}" for g in groups)
     return {"fru": h.fru, **{k: suspect.get(k) for k in ("hctl", "device", "model", "serial")},
+            "what": what or None,
             "confidence": round(min(h.posterior, 0.99), 2), "rules": [f["rule"] for f in findings],
             "md_arrays": arrays or [], "component": component, "aliases": aliases, "score": round(h.score, 3)}
 
