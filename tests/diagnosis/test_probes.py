@@ -23,6 +23,8 @@ EXPECTED = {
     "vmware-guest-timeouts": ("path", {"host2", "2:0:0:0", "sda", "2:0:1:0", "sdb"}),
     # an EC2 instance's NVMe (EBS) times out: the volume or its path
     "ec2-nvme-timeouts": ("path", {"nvme0"}),
+    # a driver in no grammar's list: its fault state and failed resets, read in every driver's words
+    "mpi3mr-controller-fault": ("controller", {"mpi3mr0"}),
 }
 
 
