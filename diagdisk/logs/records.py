@@ -36,7 +36,9 @@ _COMPACT_SECONDS_AT = 65536
 # The exact keys (fields as the events held them) found records by: a cache, emptied when this large.
 _MAX_EXACT_KEYS = 65536
 # A word of free text holding a digit (a number, a hex address): one placeholder in a signature.
-_NUMBERED_WORD = re.compile(r"[0-9a-fA-F]*[0-9][0-9a-fA-F]*")
+# Tried only where a run of hex characters begins: from every position inside a long run of hex
+# letters ("AAAA...", a corrupted line) the search would scan the rest of the run, a square of its length.
+_NUMBERED_WORD = re.compile(r"(?<![0-9a-fA-F])[0-9a-fA-F]*[0-9][0-9a-fA-F]*")
 
 
 def signature(clock: str, fields: dict) -> tuple:
