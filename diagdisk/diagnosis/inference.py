@@ -182,6 +182,10 @@ def build_problem(context, findings: list[dict], log_span_s: float = 0.0) -> Pro
     rows = context.events
     records = context.records
     error_rows = [row for row in rows if row.get("error_class") and id(records[row["_index"]]) not in benign_ids]
+    # one order whatever order the records came in (workers and segments fold them in their own):
+    # the groups, their first record and every sum over them do not depend on it
+    error_rows.sort(key=lambda row: (str(row.get("source")), int(row.get("line") or 0), str(row.get("kind")),
+                                     str(row.get("unit")), str(row.get("detail"))))
     # the groups
     groups: list[Group] = []
     group_of: dict[tuple, int] = {}
@@ -522,7 +526,7 @@ def weigh(problem: Problem, weights: Weights) -> list[Explanation]:
         e.posterior = math.exp((e.score - top) * scale) / total
     for h in problem.hypotheses:
         h.posterior = sum(e.posterior for e in explanations if h in e.parts)
-    explanations.sort(key=lambda e: -e.posterior)
+    explanations.sort(key=lambda e: (-round(e.posterior, 12), tuple(str(h.ident) for h in e.parts)))
     return explanations
 
 
@@ -553,10 +557,11 @@ def describe_explanation(problem: Problem, explanation: Explanation) -> dict:
         for i in h.groups:
             group = problem.groups[i]
             scored.append((group_weight(weights, h.fru, group, i in h.out_of_step, i in h.together), group))
-    scored.sort(key=lambda pair: -pair[0])
+    # ties broken by what the group is, never by the order records were folded in
+    scored.sort(key=lambda pair: (-round(pair[0], 9), tuple(str(part) for part in pair[1].key)))
     evidence = []
     for value, group in scored[:5]:
-        record = group.records[0]
+        record = min(group.records, key=lambda r: (str(r.get("source")), int(r.get("line") or 0)))
         evidence.append({"source": record.get("source"), "line": record.get("line"), "weight": round(value, 2),
                          "what": f"{group.key[0]}: {str(group.key[1]).replace('_', ' ')} x{group.count} "
                                  f"({_WHO_SPOKE.get(group.origin, group.origin)})"})

@@ -42,6 +42,7 @@ KIND_LABELS = {
     "attach": "device attached",
     "info": "storage notice",
     "machine": "machine context",
+    "smart_alert": "smartd alert",
     "aer": "PCIe error report",
     "pci_link": "PCIe slot link lost",
     "power": "power fault",

@@ -36,7 +36,7 @@ def case_folder(tmp_path: Path, sample: str, name: str) -> tuple[Path, Path, Pat
 def analyze_json(*paths) -> tuple[dict, str, int]:
     result = CliRunner().invoke(main, ["analyze", *map(str, paths), "--format", "json"])
     assert result.exit_code in (ExitCode.OK, ExitCode.PARTIAL), result.output
-    return json.loads(result.stdout), result.stderr, result.exit_code
+    return json.loads(result.stdout)["reports"][0], result.stderr, result.exit_code
 
 
 def _counts(report: dict) -> dict:
