@@ -36,8 +36,6 @@ FRUS = ("disk", "controller", "cable", "bus", "enclosure", "path", "power", "non
 GROUPINGS = {"unit": "unit", "port": "path_port", "enclosure": "path_enclosure", "adapter": "path_adapter",
              "pci": "path_pci", "bus": "path_bus", "channel": "channel_key", "path": "mpath_map", "md": "md",
              "host": None, "none": None}
-# groupings whose group is a part several units share (a finding names that part, not a unit)
-SHARED_GROUPINGS = frozenset({"port", "enclosure", "adapter", "pci", "bus", "channel", "path", "host", "none"})
 # what the storage path model adds to every event (diagdisk/topology/paths.py, diagnosis/origins.py)
 PATH_FIELDS: dict[str, str] = {
     "origin": "component that originated the event: device, link, adapter, bus, enclosure, power, path, "
@@ -611,11 +609,6 @@ def _evaluate_device_rule(rule: Rule, context: RuleContext) -> list[dict]:
 _VERBS = {"disk": "Replace disk", "cable": "Check or replace the cable/port of", "controller": "Check the controller",
           "bus": "Check the bus/transport behind", "enclosure": "Check the enclosure or USB bridge of",
           "path": "Check the storage path to", "power": "Check the power feeding", "none": "Review"}
-
-
-def _suspect_key(finding: dict) -> tuple:
-    s = finding["suspect"]
-    return (finding["fru"], s.get("hctl") or s.get("device"))
 
 
 def evaluate_rules(rules: list[Rule], analysis) -> tuple[list[dict], dict]:

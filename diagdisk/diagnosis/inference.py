@@ -35,6 +35,7 @@ import yaml
 
 from ..errors import DiagdiskError
 from ..resources import rules_dir
+from .engine import GROUPINGS
 
 FAULT_CLASSES = ("disk", "cable", "controller", "bus", "enclosure", "path", "power")
 ORIGIN_CLASSES = ("device", "link", "adapter", "bus", "enclosure", "power", "path", "backend", "ambiguous", "none")
@@ -52,11 +53,6 @@ _VIRTUAL_MACHINE = re.compile(r"VMware|VirtualBox|QEMU|KVM|Bochs|Xen|Hyper-V|Mic
                               r"Nutanix AHV|oVirt|RHEV|Standard PC \(", re.I)
 # pairs of concurrent faults are looked for among this many best single explanations
 PAIR_CANDIDATES = 6
-# rule group_by -> event column of the part (engine.GROUPINGS without importing the engine)
-_GROUP_COLUMN = {"unit": "unit", "port": "path_port", "enclosure": "path_enclosure", "adapter": "path_adapter",
-                 "pci": "path_pci", "bus": "path_bus", "channel": "channel_key", "path": "mpath_map", "md": "md",
-                 "host": None, "none": None}
-
 
 @dataclass(frozen=True)
 class Weights:
@@ -226,7 +222,7 @@ def build_problem(context, findings: list[dict], log_span_s: float = 0.0) -> Pro
     for finding in findings:
         if finding["fru"] == "none":
             continue
-        column = _GROUP_COLUMN.get(finding.get("_group_by") or "unit")
+        column = GROUPINGS.get(finding.get("_group_by") or "unit")
         key = finding.get("_group_key") if column else None
         fru = finding["fru"]
         if fru in ("disk", "cable", "enclosure", "controller", "bus") and _presented(finding, guest):
